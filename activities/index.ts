@@ -1,0 +1,26 @@
+import type { WorkerConfig } from '../workers/config';
+import { createModelActivities } from './model';
+import type { ModelProvider } from './model/provider';
+import type { ToolActivity } from './types';
+import { calculator } from './utility/calculator';
+import { createGetTime } from './utility/get-time';
+import { wait } from './utility/wait';
+
+/** What activities are built from: the worker's config and swappable clients. */
+export interface ActivityDeps {
+  config: WorkerConfig;
+  providers?: Partial<Record<'scripted' | 'openai' | 'anthropic', ModelProvider>>;
+  now?: () => Date;
+}
+
+/**
+ * Every activity the worker registers: `callModel` plus one activity per tool, named after the tool.
+ */
+export function createActivities(deps: ActivityDeps): Record<string, ToolActivity | ((input: never) => Promise<unknown>)> {
+  return {
+    ...createModelActivities({ config: deps.config, providers: deps.providers }),
+    get_time: createGetTime(deps.now) as ToolActivity,
+    calculator: calculator as ToolActivity,
+    wait: wait as ToolActivity,
+  };
+}

@@ -1,0 +1,99 @@
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { ApplicationFailure } from '@temporalio/common';
+import { z } from 'zod';
+import type { ChatMessage } from '../../shared/conversation';
+import type { CallModelOutput, ModelChoice, ScriptedTurn } from '../../shared/model';
+import { ScriptedTurnSchema } from '../../shared/model';
+import { formatZodIssues } from '../../shared/tools/define';
+import type { ModelProvider } from './provider';
+
+const ScriptFileSchema = z.object({ description: z.string().optional(), turns: z.array(ScriptedTurnSchema).min(1) });
+
+function scriptError(message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type: 'ScriptError', message, nonRetryable: true });
+}
+
+/** Reads and validates `<scriptsDir>/<name>.json`. Names are plain file names, never paths. */
+export async function loadScript(scriptsDir: string, name: string): Promise<ScriptedTurn[]> {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name) || name.includes('..')) {
+    throw scriptError(`Script name "${name}" is not a plain file name (letters, digits, . _ -)`);
+  }
+  const file = path.join(scriptsDir, name.endsWith('.json') ? name : `${name}.json`);
+  let text: string;
+  try {
+    text = await fs.readFile(file, 'utf8');
+  } catch {
+    const available = (await fs.readdir(scriptsDir).catch(() => [] as string[]))
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => f.slice(0, -5));
+    throw scriptError(
+      `Script "${name}" not found in ${scriptsDir}` +
+        (available.length ? `; available: ${available.join(', ')}` : '; set DURABLE_AGENT_SCRIPTS_DIR'),
+    );
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw scriptError(`Script ${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  const parsed = ScriptFileSchema.safeParse(json);
+  if (!parsed.success) throw scriptError(`Script ${file} is invalid: ${formatZodIssues(parsed.error)}`);
+  return parsed.data.turns;
+}
+
+/** Rough token estimate (4 characters a token), so budgets work offline. */
+function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/**
+ * Fills `{{last_tool_results}}` (results of the latest tool turn) and `{{result:<toolCallId>}}`
+ * from the conversation, so a scripted final answer can quote what the tools returned.
+ */
+export function renderScriptText(template: string, messages: ChatMessage[]): string {
+  const toolMessages = messages.filter((m): m is Extract<ChatMessage, { role: 'tool' }> => m.role === 'tool');
+  const lastAssistant = messages.map((m) => m.role).lastIndexOf('assistant');
+  const latest = messages
+    .slice(lastAssistant + 1)
+    .filter((m): m is Extract<ChatMessage, { role: 'tool' }> => m.role === 'tool');
+  return template
+    .replace(/\{\{last_tool_results\}\}/g, () => latest.map((m) => m.content).join('\n'))
+    .replace(/\{\{result:([^}]+)\}\}/g, (whole, id: string) => {
+      const found = toolMessages.find((m) => m.toolCallId === id.trim());
+      return found ? found.content : whole;
+    });
+}
+
+/**
+ * The offline model: turn N of the script answers the N-th model call of the run, counted from the
+ * assistant messages already in the conversation. Stateless, so retries and replays give the same turn.
+ */
+export function createScriptedProvider(scriptsDir: string): ModelProvider<Extract<ModelChoice, { provider: 'scripted' }>> {
+  return async ({ model, messages }): Promise<CallModelOutput> => {
+    const turns = model.turns ?? (await loadScript(scriptsDir, model.script as string));
+    const index = messages.filter((m) => m.role === 'assistant').length;
+    const turn = turns[index];
+    if (!turn) {
+      throw scriptError(
+        `The script has ${turns.length} turns and the run asked for turn ${index + 1}; add turns or end with a final answer`,
+      );
+    }
+    const content = turn.content === undefined ? null : renderScriptText(turn.content, messages);
+    const toolCalls =
+      'toolCalls' in turn
+        ? turn.toolCalls.map((c, i) => ({ id: c.id ?? `call_${index + 1}_${i + 1}`, name: c.name, arguments: c.arguments ?? {} }))
+        : [];
+    const input = messages.map((m) => ('content' in m && m.content ? m.content : '')).join('\n');
+    return {
+      content,
+      toolCalls,
+      usage: {
+        inputTokens: estimateTokens(input),
+        outputTokens: estimateTokens((content ?? '') + JSON.stringify(toolCalls)),
+      },
+      finishReason: toolCalls.length ? 'tool_calls' : 'stop',
+    };
+  };
+}

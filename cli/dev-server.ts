@@ -1,0 +1,214 @@
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { Connection } from '@temporalio/client';
+import { PROJECT_ROOT, temporalBinary } from './binaries';
+
+/** Where and how a local Temporal dev server runs. */
+export interface DevServerOptions {
+  /** Folder for the SQLite file, pid file and log. Default: .data/temporal in the project. */
+  dataDir?: string;
+  ip?: string;
+  port?: number;
+  uiPort?: number;
+  /** Start without the Web UI (tests). */
+  headless?: boolean;
+  /** Seconds to wait for readiness. */
+  readyTimeoutSec?: number;
+}
+
+/** What `status` reports. */
+export interface DevServerStatus {
+  running: boolean;
+  pid: number | null;
+  address: string;
+  uiUrl: string | null;
+  dbFile: string;
+  logFile: string;
+}
+
+/** Search attributes the agent workflow sets, registered when the dev server starts. */
+export const SEARCH_ATTRIBUTES = {
+  AgentStatus: 'Keyword',
+  AgentModel: 'Keyword',
+  AgentStep: 'Int',
+  AgentLastTool: 'Keyword',
+} as const;
+
+function resolved(opts: DevServerOptions): Required<DevServerOptions> {
+  return {
+    dataDir: path.resolve(opts.dataDir ?? path.join(PROJECT_ROOT, '.data', 'temporal')),
+    ip: opts.ip ?? '127.0.0.1',
+    port: opts.port ?? 7233,
+    uiPort: opts.uiPort ?? (opts.port ?? 7233) + 1000,
+    headless: opts.headless ?? false,
+    readyTimeoutSec: opts.readyTimeoutSec ?? 60,
+  };
+}
+
+function files(dataDir: string) {
+  return {
+    db: path.join(dataDir, 'temporal.db'),
+    pid: path.join(dataDir, 'temporal.pid'),
+    log: path.join(dataDir, 'temporal.log'),
+  };
+}
+
+/** The pid in the pid file, if that process is alive and is a Temporal binary (never a reused pid). */
+function livePid(pidFile: string): number | null {
+  let pid: number;
+  try {
+    pid = Number(fs.readFileSync(pidFile, 'utf8').trim());
+  } catch {
+    return null;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  try {
+    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // A zombie (state Z) is already dead; it only waits for its parent to reap it.
+    if (/^\d+ \(.*\) Z/.test(stat)) return null;
+    return cmdline.includes('temporal') && cmdline.includes('start-dev') ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+function portInUse(ip: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: ip, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** True when the server answers gRPC calls on the default namespace. */
+export async function isServing(address: string): Promise<boolean> {
+  let connection: Connection | undefined;
+  try {
+    connection = await Connection.connect({ address, connectTimeout: 1000 });
+    await connection.workflowService.describeNamespace({ namespace: 'default' });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await connection?.close().catch(() => undefined);
+  }
+}
+
+/** Status of the dev server that this data folder belongs to. */
+export async function devServerStatus(opts: DevServerOptions = {}): Promise<DevServerStatus> {
+  const o = resolved(opts);
+  const f = files(o.dataDir);
+  const pid = livePid(f.pid);
+  const address = `${o.ip}:${o.port}`;
+  const running = pid !== null && (await isServing(address));
+  return {
+    running,
+    pid,
+    address,
+    uiUrl: running && !o.headless ? `http://${o.ip}:${o.uiPort}` : null,
+    dbFile: f.db,
+    logFile: f.log,
+  };
+}
+
+/**
+ * Starts the dev server with a persistent SQLite file (WAL journal) unless it already runs, and returns
+ * only when it answers gRPC calls. Idempotent; refuses a port that another process holds.
+ */
+export async function startDevServer(opts: DevServerOptions = {}): Promise<DevServerStatus> {
+  const o = resolved(opts);
+  const f = files(o.dataDir);
+  const address = `${o.ip}:${o.port}`;
+  fs.mkdirSync(o.dataDir, { recursive: true });
+
+  const existing = livePid(f.pid);
+  if (existing !== null) {
+    await waitUntilServing(address, o.readyTimeoutSec, f.log, existing);
+    return devServerStatus(opts);
+  }
+  if (await portInUse(o.ip, o.port)) {
+    throw new Error(
+      `Port ${address} is already in use by another process; stop it or choose another port (--port / TEMPORAL_ADDRESS).`,
+    );
+  }
+
+  const args = [
+    'server',
+    'start-dev',
+    '--ip',
+    o.ip,
+    '--port',
+    String(o.port),
+    '--db-filename',
+    f.db,
+    '--sqlite-pragma',
+    'journal_mode=wal',
+    '--log-level',
+    'warn',
+  ];
+  if (o.headless) args.push('--headless');
+  else args.push('--ui-port', String(o.uiPort));
+  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+
+  const log = fs.openSync(f.log, 'a');
+  // Detached with stdio on a file: the server must not hold our pipes open, or callers waiting
+  // for our output (CI, execSync) would hang.
+  const child = spawn(temporalBinary('temporal'), args, { detached: true, stdio: ['ignore', log, log] });
+  fs.closeSync(log);
+  if (child.pid === undefined) throw new Error('Could not start the Temporal dev server process');
+  fs.writeFileSync(f.pid, String(child.pid));
+  child.unref();
+  await waitUntilServing(address, o.readyTimeoutSec, f.log, child.pid);
+  return devServerStatus(opts);
+}
+
+async function waitUntilServing(address: string, timeoutSec: number, logFile: string, pid: number) {
+  const deadline = Date.now() + timeoutSec * 1000;
+  while (Date.now() < deadline) {
+    if (await isServing(address)) return;
+    try {
+      process.kill(pid, 0);
+    } catch {
+      throw new Error(`The Temporal dev server exited during start; see ${logFile}:\n${tail(logFile)}`);
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`The Temporal dev server did not answer on ${address} within ${timeoutSec}s; see ${logFile}`);
+}
+
+function tail(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8').split('\n').slice(-15).join('\n');
+  } catch {
+    return '(no log)';
+  }
+}
+
+/** Stops the dev server of this data folder (SIGTERM, then SIGKILL after 10 s). Returns whether one ran. */
+export async function stopDevServer(opts: DevServerOptions = {}): Promise<boolean> {
+  const o = resolved(opts);
+  const f = files(o.dataDir);
+  const pid = livePid(f.pid);
+  if (pid === null) {
+    fs.rmSync(f.pid, { force: true });
+    return false;
+  }
+  process.kill(pid, 'SIGTERM');
+  const deadline = Date.now() + 10_000;
+  while (livePid(f.pid) !== null) {
+    if (Date.now() > deadline) {
+      process.kill(pid, 'SIGKILL');
+      break;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  while (livePid(f.pid) !== null) await new Promise((r) => setTimeout(r, 100));
+  fs.rmSync(f.pid, { force: true });
+  return true;
+}

@@ -1,0 +1,277 @@
+#!/usr/bin/env node
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import type { AgentInput } from '../shared/agent';
+import {
+  AGENT_WORKFLOW_TYPE,
+  AgentInputSchema,
+  approveToolCallUpdate,
+  stateQuery,
+  userMessageSignal,
+} from '../shared/agent';
+import { formatZodIssues } from '../shared/tools/define';
+import { TOOL_NAMES } from '../shared/tools/registry';
+import { loadWorkerConfig } from '../workers/config';
+import { connectClient, temporalTarget } from '../workers/connect';
+import { installJsonLogging, runWorker } from '../workers/run';
+import { devServerStatus, startDevServer, stopDevServer } from './dev-server';
+import { parseModelSpec } from './model-spec';
+import { watchRun } from './watch';
+
+const program = new Command();
+program
+  .name('durable-agent')
+  .description('Run AI agents as durable Temporal workflows')
+  .option('--address <host:port>', 'Temporal frontend (default: TEMPORAL_ADDRESS, a profile, or 127.0.0.1:7233)')
+  .option('--namespace <name>', 'Temporal namespace (default: TEMPORAL_NAMESPACE or "default")');
+
+function target() {
+  const o = program.opts<{ address?: string; namespace?: string }>();
+  return temporalTarget({ address: o.address, namespace: o.namespace });
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
+  return n;
+}
+
+// ---------------------------------------------------------------- server
+const server = program.command('server').description('The local Temporal dev server (persistent SQLite file)');
+const serverOpts = (cmd: Command) =>
+  cmd
+    .option('--data-dir <dir>', 'folder for the database, pid and log (default .data/temporal)')
+    .option('--port <port>', 'gRPC port', positiveInt, 7233)
+    .option('--ui-port <port>', 'Web UI port (default: port + 1000)', positiveInt)
+    .option('--headless', 'no Web UI');
+type ServerOpts = { dataDir?: string; port: number; uiPort?: number; headless?: boolean };
+
+serverOpts(server.command('start').description('Start it (idempotent); returns once it answers')).action(
+  async (o: ServerOpts) => {
+    const s = await startDevServer(o);
+    console.log(`Temporal dev server running at ${s.address} (pid ${s.pid})`);
+    if (s.uiUrl) console.log(`Web UI: ${s.uiUrl}`);
+    console.log(`Database: ${s.dbFile}`);
+  },
+);
+serverOpts(server.command('stop').description('Stop it')).action(async (o: ServerOpts) => {
+  console.log((await stopDevServer(o)) ? 'Temporal dev server stopped' : 'Temporal dev server was not running');
+});
+serverOpts(server.command('status').description('Is it running?')).action(async (o: ServerOpts) => {
+  const s = await devServerStatus(o);
+  console.log(s.running ? `running at ${s.address} (pid ${s.pid}); database ${s.dbFile}` : 'not running');
+  process.exitCode = s.running ? 0 : 3;
+});
+
+// ---------------------------------------------------------------- worker
+program
+  .command('worker')
+  .description('Run a worker: agent workflows, the model activity and every tool activity')
+  .action(async () => {
+    await runWorker({ config: loadWorkerConfig(), target: target() });
+  });
+
+// ---------------------------------------------------------------- run
+interface RunOpts {
+  model: string;
+  tools?: string;
+  maxSteps?: number;
+  maxTokens?: number;
+  approve?: string;
+  system?: string;
+  notifyUser?: string;
+  input?: string;
+  id?: string;
+  json?: boolean;
+  wait: boolean;
+  taskQueue?: string;
+}
+
+/** Builds and validates the workflow input locally, so mistakes are reported before anything starts. */
+function buildInput(task: string | undefined, o: RunOpts): AgentInput {
+  let input: Record<string, unknown> = {};
+  if (o.input) input = JSON.parse(fs.readFileSync(o.input, 'utf8')) as Record<string, unknown>;
+  if (task !== undefined) input.task = task;
+  if (!o.input || o.model !== 'scripted:demo') input.model = parseModelSpec(o.model);
+  if (o.tools !== undefined) input.tools = o.tools.split(',').map((t) => t.trim()).filter(Boolean);
+  if (o.system !== undefined) input.system = o.system;
+  const policy = { ...((input.policy as object | undefined) ?? {}) } as Record<string, unknown>;
+  if (o.maxSteps !== undefined) policy.maxSteps = o.maxSteps;
+  if (o.maxTokens !== undefined) policy.maxTokens = o.maxTokens;
+  if (o.approve !== undefined) policy.requireApproval = o.approve.split(',').map((t) => t.trim());
+  input.policy = policy;
+  if (o.notifyUser) input.notify = { user: o.notifyUser };
+  const parsed = AgentInputSchema.safeParse(input);
+  if (!parsed.success) throw new Error(`Invalid run: ${formatZodIssues(parsed.error)}`);
+  return input as AgentInput;
+}
+
+program
+  .command('run')
+  .description('Start an agent run, show its progress live, and print the final answer')
+  .argument('[task]', 'what the agent should do')
+  .addOption(new Option('--model <provider:name>', 'scripted:<script> | openai:<model> | anthropic:<model>').default('scripted:demo'))
+  .option('--tools <names>', `comma-separated tools (known: ${TOOL_NAMES.join(', ')})`)
+  .option('--max-steps <n>', 'model turns before the run stops', positiveInt)
+  .option('--max-tokens <n>', 'token budget', positiveInt)
+  .option('--approve <tools>', 'tools whose calls wait for approval')
+  .option('--system <prompt>', 'system prompt')
+  .option('--notify-user <user>', 'also deliver notifications to inbox:<user>')
+  .option('--input <file.json>', 'full workflow input as JSON (flags override it)')
+  .option('--id <workflowId>', 'workflow id (default agent-<uuid>)')
+  .option('--task-queue <name>', 'task queue (default DURABLE_AGENT_TASK_QUEUE or durable-agent)')
+  .option('--json', 'print one JSON object with the outcome instead of progress')
+  .option('--no-wait', 'start the run and print its id without waiting')
+  .action(async (task: string | undefined, o: RunOpts) => {
+    if (task === undefined && !o.input) throw new Error('Give a task: durable-agent run "<task>" (or --input file.json)');
+    const input = buildInput(task, o);
+    const client = await connectClient(target());
+    try {
+      const workflowId = o.id ?? `agent-${randomUUID()}`;
+      const handle = await client.workflow.start(AGENT_WORKFLOW_TYPE, {
+        taskQueue: o.taskQueue ?? loadWorkerConfig().taskQueue,
+        workflowId,
+        args: [input],
+        memo: { task: input.task.slice(0, 200) },
+      });
+      if (!o.wait) {
+        console.log(o.json ? JSON.stringify({ workflowId, runId: handle.firstExecutionRunId }) : workflowId);
+        return;
+      }
+      if (!o.json) console.log(`Started ${workflowId}`);
+      const outcome = await watchRun(client, handle, o.json ? () => undefined : (l) => console.log(l));
+      if (o.json) {
+        console.log(JSON.stringify({ workflowId, ...outcome }));
+      } else if (outcome.result) {
+        const r = outcome.result;
+        console.log(
+          `\n${r.answer ?? `(no answer: stopped by ${r.stopReason})`}\n\n` +
+            `${r.steps} steps, ${r.usage.toolCalls} tool calls, ${r.usage.inputTokens}+${r.usage.outputTokens} tokens`,
+        );
+      } else {
+        console.error(`Run ${outcome.outcome}: ${outcome.error ?? ''}`);
+      }
+      process.exitCode = outcome.exitCode;
+    } finally {
+      await client.connection.close();
+    }
+  });
+
+// ---------------------------------------------------------------- status / cancel / message / approve
+async function withHandle<T>(id: string, fn: (h: ReturnType<import('@temporalio/client').Client['workflow']['getHandle']>) => Promise<T>) {
+  const client = await connectClient(target());
+  try {
+    return await fn(client.workflow.getHandle(id));
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw new Error(`No run with id "${id}" in this namespace`);
+    throw err;
+  } finally {
+    await client.connection.close();
+  }
+}
+
+program
+  .command('status')
+  .description('Show a run’s state: status, step, usage, pending tool calls, last error')
+  .argument('<id>', 'workflow id')
+  .option('--json', 'JSON output')
+  .action(async (id: string, o: { json?: boolean }) => {
+    await withHandle(id, async (h) => {
+      const [desc, state] = await Promise.all([h.describe(), h.query(stateQuery)]);
+      if (o.json) {
+        console.log(JSON.stringify({ workflowStatus: desc.status.name, ...state }, null, 2));
+        return;
+      }
+      console.log(`${id}: ${state.status} (workflow ${desc.status.name}), step ${state.step}/${state.maxSteps}`);
+      console.log(
+        `usage: ${state.usage.modelCalls} model calls, ${state.usage.toolCalls} tool calls, ` +
+          `${state.usage.inputTokens}+${state.usage.outputTokens} tokens; continued as new ${state.continuations}×`,
+      );
+      for (const p of state.pendingToolCalls) console.log(`pending: ${p.name} ${p.toolCallId} (${p.state})`);
+      if (state.lastError) console.log(`last error: ${state.lastError}`);
+      if (state.answer !== null) console.log(`answer: ${state.answer}`);
+    });
+  });
+
+program
+  .command('cancel')
+  .description('Cancel a run gracefully (running tools are cancelled; state stays queryable)')
+  .argument('<id>', 'workflow id')
+  .action(async (id: string) => {
+    await withHandle(id, async (h) => {
+      await h.cancel();
+      console.log(`Cancellation requested for ${id}`);
+    });
+  });
+
+program
+  .command('message')
+  .description('Send a user message into a running agent')
+  .argument('<id>', 'workflow id')
+  .argument('<text>', 'the message')
+  .action(async (id: string, text: string) => {
+    if (!text.trim()) throw new Error('The message must not be empty');
+    await withHandle(id, async (h) => {
+      await h.signal(userMessageSignal, { text });
+      console.log(`Message sent to ${id}`);
+    });
+  });
+
+program
+  .command('approve')
+  .description('Approve (or --reject) a tool call that waits for approval')
+  .argument('<id>', 'workflow id')
+  .argument('<toolCallId>', 'tool call id (see `status`)')
+  .option('--reject', 'reject instead of approve')
+  .option('--reason <text>', 'why (shown to the model)')
+  .action(async (id: string, toolCallId: string, o: { reject?: boolean; reason?: string }) => {
+    await withHandle(id, async (h) => {
+      const r = await h.executeUpdate(approveToolCallUpdate, {
+        args: [{ toolCallId, approve: !o.reject, ...(o.reason ? { reason: o.reason } : {}) }],
+      });
+      console.log(`${r.toolCallId}: ${r.approved ? 'approved' : 'rejected'}`);
+    });
+  });
+
+// ---------------------------------------------------------------- demo
+program
+  .command('demo')
+  .description('Start the dev server and a worker, run the demo agent job with the offline model')
+  .action(async () => {
+    const s = await startDevServer({});
+    console.log(`Temporal dev server at ${s.address}${s.uiUrl ? `, Web UI ${s.uiUrl}` : ''}`);
+    const config = loadWorkerConfig();
+    installJsonLogging('WARN');
+    const worker = runWorker({ config, target: target(), installSignalHandlers: false });
+    const client = await connectClient(target());
+    try {
+      const workflowId = `demo-${randomUUID()}`;
+      const input: AgentInput = {
+        task: 'Plan my Tokyo trip budget: 4 hotel nights at 182.50 EUR, a 912 EUR flight, plus a 10% reserve. What time is it there now?',
+        model: { provider: 'scripted', script: 'demo' },
+        tools: ['get_time', 'calculator'],
+      };
+      const handle = await client.workflow.start(AGENT_WORKFLOW_TYPE, {
+        taskQueue: config.taskQueue,
+        workflowId,
+        args: [input],
+      });
+      console.log(`Started ${workflowId}\nTask: ${input.task}`);
+      const outcome = await watchRun(client, handle, (l) => console.log(l));
+      console.log(`\n${outcome.result?.answer ?? `Run ${outcome.outcome}: ${outcome.error ?? ''}`}\n`);
+      console.log(`Inspect it: .temporal/venv/bin/temporal workflow show --workflow-id ${workflowId}`);
+      if (s.uiUrl) console.log(`or in the Web UI: ${s.uiUrl}/namespaces/default/workflows/${workflowId}`);
+      console.log('Stop the server with: npx durable-agent server stop');
+      process.exitCode = outcome.exitCode;
+    } finally {
+      await client.connection.close();
+      await worker.stop();
+    }
+  });
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

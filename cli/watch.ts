@@ -1,0 +1,104 @@
+import type { Client, WorkflowHandle } from '@temporalio/client';
+import { WorkflowFailedError } from '@temporalio/client';
+import { CancelledFailure, TerminatedFailure } from '@temporalio/common';
+import type { AgentEvent, AgentResult } from '../shared/agent';
+import { eventsQuery } from '../shared/agent';
+
+/** How a watched run ended; the CLI's exit code follows it. */
+export interface RunOutcome {
+  outcome: 'completed' | 'stopped' | 'failed' | 'cancelled';
+  result?: AgentResult;
+  error?: string;
+  exitCode: number;
+}
+
+/** Exit codes of `run`: 0 answered, 2 a budget stopped it, 1 failed, 130 cancelled. */
+export const EXIT = { completed: 0, failed: 1, stopped: 2, cancelled: 130 } as const;
+
+function short(value: unknown, limit = 160): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  const one = (text ?? '').replace(/\s+/g, ' ');
+  return one.length > limit ? `${one.slice(0, limit)}…` : one;
+}
+
+/** One progress line for an event, or null for events not worth a line. */
+export function formatEvent(e: AgentEvent): string | null {
+  const step = `[step ${e.step}]`;
+  switch (e.kind) {
+    case 'model_started':
+      return `${step} model thinking…`;
+    case 'model_finished':
+      return `${step} model answered in ${e.durationMs ?? 0} ms${e.text ? `: ${short(e.text)}` : ''}`;
+    case 'tool_started':
+      return `${step} → ${e.tool} ${short(e.args)} (${e.toolCallId})`;
+    case 'tool_finished':
+      return `${step} ${e.isError ? '✗' : '✓'} ${e.tool} in ${e.durationMs ?? 0} ms: ${short(e.text)}`;
+    case 'tool_rejected':
+      return `${step} ✗ ${e.tool} not called: ${short(e.text)}`;
+    case 'approval_requested':
+      return `${step} ⏸ ${e.tool} waits for approval (${e.toolCallId}): durable-agent approve <run> ${e.toolCallId}`;
+    case 'approval_decided':
+      return `${step} ${e.tool} ${short(e.text)}`;
+    case 'user_message':
+      return `${step} user: ${short(e.text)}`;
+    case 'continued_as_new':
+      return `${step} continued as new (${e.text})`;
+    case 'stopped':
+      return `${step} stopped: ${e.text}`;
+    case 'error':
+      return `${step} error: ${short(e.text, 400)}`;
+    case 'final_answer':
+      return null;
+  }
+}
+
+/**
+ * Follows a run: prints each new event (by polling the `events` query) until the run closes,
+ * then returns its outcome. Survives continue-as-new because the handle follows the chain.
+ */
+export async function watchRun(
+  client: Client,
+  handle: WorkflowHandle,
+  print: (line: string) => void,
+  pollMs = 250,
+): Promise<RunOutcome> {
+  let since = 0;
+  let done = false;
+  const result = handle
+    .result()
+    .then((r) => r as AgentResult)
+    .finally(() => {
+      done = true;
+    });
+  const follow = client.workflow.getHandle(handle.workflowId);
+  const drain = async () => {
+    try {
+      const events = await follow.query(eventsQuery, { since });
+      for (const e of events) {
+        since = Math.max(since, e.seq);
+        const line = formatEvent(e);
+        if (line) print(line);
+      }
+    } catch {
+      // Between runs of a continue-as-new chain, or before the first task: try again next tick.
+    }
+  };
+  while (!done) {
+    await drain();
+    await Promise.race([result.catch(() => undefined), new Promise((r) => setTimeout(r, pollMs))]);
+  }
+  await drain();
+  try {
+    const r = await result;
+    const outcome = r.stopReason === 'final_answer' ? 'completed' : 'stopped';
+    return { outcome, result: r, exitCode: EXIT[outcome] };
+  } catch (err) {
+    if (err instanceof WorkflowFailedError) {
+      if (err.cause instanceof CancelledFailure || err.cause instanceof TerminatedFailure) {
+        return { outcome: 'cancelled', error: err.cause.message || 'cancelled', exitCode: EXIT.cancelled };
+      }
+      return { outcome: 'failed', error: err.cause?.message ?? err.message, exitCode: EXIT.failed };
+    }
+    throw err;
+  }
+}

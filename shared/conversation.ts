@@ -1,0 +1,32 @@
+/**
+ * Provider-neutral conversation types. Workflows, the model activity and clients all speak these;
+ * each model provider maps them to and from its own wire format at the activity boundary.
+ */
+
+/** One tool call requested by the model. `arguments` is parsed JSON, or the raw text when it did not parse. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  arguments: unknown;
+}
+
+/** A message in the agent's conversation. */
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string | null; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; name: string; content: string; isError?: boolean };
+
+/** Token usage reported by a model call. Providers that report nothing count zero. */
+export interface Usage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** Adds two usage records. */
+export function addUsage(a: Usage, b: Usage): Usage {
+  return { inputTokens: a.inputTokens + b.inputTokens, outputTokens: a.outputTokens + b.outputTokens };
+}
+
+/** A zero usage record. */
+export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0 });

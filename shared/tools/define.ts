@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import type { Duration } from '@temporalio/common';
+
+/** What kind of work a tool does; UIs group and colour tools by it. */
+export type ToolCategory = 'utility' | 'search' | 'email' | 'database' | 'notification';
+
+/** Activity options a tool declares for its own activity type. */
+export interface ToolActivityOptions {
+  startToCloseTimeout: Duration;
+  /** Set for tools that run long: they heartbeat, and a dead worker is noticed after this long. */
+  heartbeatTimeout?: Duration;
+  maximumAttempts?: number;
+  initialInterval?: Duration;
+  nonRetryableErrorTypes?: string[];
+}
+
+/**
+ * A tool the agent can call. The same zod schema validates arguments inside the workflow and
+ * becomes the JSON Schema the model sees, so the two cannot drift apart.
+ */
+export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
+  /** Also the activity type name. snake_case, as models expect. */
+  name: string;
+  description: string;
+  description_zh: string;
+  category: ToolCategory;
+  /** One letter used in citations and UI badges. */
+  sign: string;
+  inputs: S;
+  /** Human description of what the tool returns to the model. */
+  output: string;
+  activity: ToolActivityOptions;
+}
+
+/** Input of every tool activity: the call id (for idempotency and events) and validated arguments. */
+export interface ToolActivityInput<A> {
+  toolCallId: string;
+  args: A;
+}
+
+/** Output of every tool activity. `content` is what the model reads; `data` is the full record for UIs. */
+export interface ToolResult {
+  content: string;
+  isError?: boolean;
+  data?: unknown;
+}
+
+/** Declares a tool, checking the metadata conventions at definition time. */
+export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): ToolDefinition<S> {
+  if (!/^[a-z][a-z0-9_]{0,63}$/.test(def.name)) {
+    throw new Error(`Tool name "${def.name}" must be snake_case (a-z, 0-9, _), at most 64 characters`);
+  }
+  if (!/^[a-z]$/.test(def.sign)) throw new Error(`Tool "${def.name}": sign must be one lower-case letter`);
+  if (!def.description.trim() || !def.description_zh.trim()) {
+    throw new Error(`Tool "${def.name}" needs both an English and a Chinese description`);
+  }
+  return def;
+}
+
+/** The JSON Schema of a tool's arguments, as sent to the model. */
+export function toolParametersJsonSchema(def: ToolDefinition): Record<string, unknown> {
+  const schema = z.toJSONSchema(def.inputs, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  delete schema.$schema;
+  return schema;
+}
+
+/** Formats zod issues as `field: message; field: message`, naming each field so the caller can fix it. */
+export function formatZodIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(input)'}: ${issue.message}`)
+    .join('; ');
+}

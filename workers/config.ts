@@ -1,0 +1,79 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { PROJECT_ROOT } from '../cli/binaries';
+import { DEFAULT_TASK_QUEUE } from '../shared/task-queues';
+
+/** Environment variables the worker reads, with what each sets. The README's table mirrors this. */
+export const WORKER_ENV = {
+  DURABLE_AGENT_TASK_QUEUE: 'Task queue to poll',
+  DURABLE_AGENT_SCRIPTS_DIR: 'Folder of scripted-model files (`<name>.json`)',
+  DURABLE_AGENT_LOG_LEVEL: 'TRACE | DEBUG | INFO | WARN | ERROR',
+  DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES: 'Activities one worker runs at once',
+  OPENAI_API_KEY: 'Key for the openai provider',
+  OPENAI_BASE_URL: 'OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server, …)',
+  ANTHROPIC_API_KEY: 'Key for the anthropic provider',
+  ANTHROPIC_BASE_URL: 'Anthropic Messages API endpoint',
+} as const;
+
+const optionalString = z
+  .string()
+  .transform((s) => s.trim())
+  .optional()
+  .transform((s) => (s ? s : undefined));
+
+const EnvSchema = z.object({
+  DURABLE_AGENT_TASK_QUEUE: z.string().trim().min(1).default(DEFAULT_TASK_QUEUE),
+  DURABLE_AGENT_SCRIPTS_DIR: z.string().trim().min(1).default(path.join(PROJECT_ROOT, 'examples', 'scripts')),
+  DURABLE_AGENT_LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
+  DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(100),
+  OPENAI_API_KEY: optionalString,
+  OPENAI_BASE_URL: z.url({ message: 'must be a URL such as http://127.0.0.1:11434/v1' }).optional(),
+  ANTHROPIC_API_KEY: optionalString,
+  ANTHROPIC_BASE_URL: z.url({ message: 'must be a URL such as https://api.anthropic.com' }).optional(),
+});
+
+/** The worker's configuration: everything activities need, including secrets that never enter history. */
+export interface WorkerConfig {
+  taskQueue: string;
+  scriptsDir: string;
+  logLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  maxConcurrentActivities: number;
+  models: {
+    openai: { apiKey?: string; baseUrl: string; baseUrlConfigured: boolean };
+    anthropic: { apiKey?: string; baseUrl: string };
+  };
+}
+
+/** A configuration problem, naming the variable to fix. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Parses the worker configuration from the environment; fails fast naming each bad variable. */
+export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const picked = Object.fromEntries(
+    Object.keys(WORKER_ENV)
+      .map((k) => [k, env[k]])
+      .filter(([, v]) => v !== undefined && v !== ''),
+  );
+  const parsed = EnvSchema.safeParse(picked);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('; ');
+    throw new ConfigError(`Invalid worker configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  return {
+    taskQueue: e.DURABLE_AGENT_TASK_QUEUE,
+    scriptsDir: path.resolve(e.DURABLE_AGENT_SCRIPTS_DIR),
+    logLevel: e.DURABLE_AGENT_LOG_LEVEL,
+    maxConcurrentActivities: e.DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES,
+    models: {
+      openai: {
+        apiKey: e.OPENAI_API_KEY,
+        baseUrl: e.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
+        baseUrlConfigured: e.OPENAI_BASE_URL !== undefined,
+      },
+      anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com' },
+    },
+  };
+}

@@ -1,0 +1,49 @@
+import { Client, Connection } from '@temporalio/client';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import type { NativeConnectionOptions } from '@temporalio/worker';
+import { NativeConnection } from '@temporalio/worker';
+
+/** Address used when neither TEMPORAL_ADDRESS nor a config profile names one: the local dev server. */
+export const LOCAL_ADDRESS = '127.0.0.1:7233';
+
+/** Connection settings from Temporal's standard environment variables and TOML profiles. */
+export interface TemporalTarget {
+  connectionOptions: NativeConnectionOptions;
+  namespace: string;
+}
+
+/**
+ * Reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE and
+ * TEMPORAL_CONFIG_FILE the way every Temporal tool does, defaulting to the local dev server.
+ */
+export function temporalTarget(overrides: { address?: string; namespace?: string } = {}): TemporalTarget {
+  const cfg = loadClientConnectConfig();
+  const connectionOptions: NativeConnectionOptions = { ...cfg.connectionOptions };
+  connectionOptions.address = overrides.address ?? connectionOptions.address ?? LOCAL_ADDRESS;
+  return { connectionOptions, namespace: overrides.namespace ?? cfg.namespace ?? 'default' };
+}
+
+/** A client connection for CLIs and the API. The caller closes it. */
+export async function connectClient(target: TemporalTarget = temporalTarget()): Promise<Client> {
+  try {
+    const connection = await Connection.connect({ ...target.connectionOptions, connectTimeout: 5000 });
+    return new Client({ connection, namespace: target.namespace });
+  } catch (err) {
+    throw new Error(
+      `Cannot reach Temporal at ${target.connectionOptions.address}: ${(err as Error).message}. ` +
+        'Start the local server with "durable-agent server start" or set TEMPORAL_ADDRESS.',
+    );
+  }
+}
+
+/** A worker connection. The caller closes it. */
+export async function connectWorker(target: TemporalTarget = temporalTarget()): Promise<NativeConnection> {
+  try {
+    return await NativeConnection.connect(target.connectionOptions);
+  } catch (err) {
+    throw new Error(
+      `Cannot reach Temporal at ${target.connectionOptions.address}: ${(err as Error).message}. ` +
+        'Start the local server with "durable-agent server start" or set TEMPORAL_ADDRESS.',
+    );
+  }
+}

@@ -1,0 +1,76 @@
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import type { LogEntry } from '@temporalio/worker';
+import type { WorkerConfig } from './config';
+import type { TemporalTarget } from './connect';
+import { connectWorker } from './connect';
+import { createAgentWorker } from './worker';
+
+/** A started worker: `done` settles when it has shut down; `stop` asks it to, and waits. */
+export interface RunningWorker {
+  done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+let runtimeInstalled = false;
+
+/**
+ * Routes Temporal's logs to stdout as one JSON object per line (easy for log shippers and tests).
+ * Takes effect once per process, before the first connection.
+ */
+export function installJsonLogging(level: WorkerConfig['logLevel']): void {
+  if (runtimeInstalled) return;
+  runtimeInstalled = true;
+  const logger = new DefaultLogger(level, (entry: LogEntry) => {
+    const line = {
+      time: new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString(),
+      level: entry.level,
+      msg: entry.message,
+      ...entry.meta,
+    };
+    process.stdout.write(`${JSON.stringify(line)}\n`);
+  });
+  Runtime.install({ logger });
+}
+
+/**
+ * Connects and runs the agent worker until stopped. With `installSignalHandlers` (the default, for
+ * the `worker` command) SIGINT/SIGTERM drain in-flight tasks and exit cleanly.
+ */
+export function runWorker(opts: {
+  config: WorkerConfig;
+  target: TemporalTarget;
+  installSignalHandlers?: boolean;
+}): RunningWorker {
+  if (opts.installSignalHandlers !== false) installJsonLogging(opts.config.logLevel);
+  let stopRequested = false;
+  let shutdown: (() => void) | undefined;
+  const done = (async () => {
+    const connection = await connectWorker(opts.target);
+    try {
+      const worker = await createAgentWorker({
+        connection,
+        namespace: opts.target.namespace,
+        config: opts.config,
+      });
+      shutdown = () => worker.shutdown();
+      if (stopRequested) return;
+      if (opts.installSignalHandlers !== false) {
+        console.error(
+          `Worker polling task queue "${opts.config.taskQueue}" on ${opts.target.connectionOptions.address} ` +
+            `(namespace ${opts.target.namespace}); Ctrl-C to stop`,
+        );
+      }
+      await worker.run();
+    } finally {
+      await connection.close();
+    }
+  })();
+  return {
+    done,
+    async stop() {
+      stopRequested = true;
+      shutdown?.();
+      await done;
+    },
+  };
+}

@@ -1,0 +1,39 @@
+import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
+import { Worker } from '@temporalio/worker';
+import type { ActivityDeps } from '../activities';
+import { createActivities } from '../activities';
+import type { WorkerConfig } from './config';
+import { ActivityOutcomeLogger } from './interceptors';
+
+/** What a worker needs. Tests pass a prebuilt bundle and swapped providers. */
+export interface AgentWorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  config: WorkerConfig;
+  /** Prebuilt workflow bundle (tests bundle once per suite); otherwise workflows/ is bundled at start. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  providers?: ActivityDeps['providers'];
+  /** Extra or replacement activities (tests: instrumented tools). */
+  activityOverrides?: Record<string, (...args: never[]) => Promise<unknown>>;
+  taskQueue?: string;
+}
+
+/** Path of the workflows entry, resolvable from source (tsx, jest) and from dist/. */
+export const WORKFLOWS_PATH = require.resolve('../workflows');
+
+/** Creates the agent worker: agent workflows plus the model activity and one activity per tool. */
+export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worker> {
+  const activities = {
+    ...createActivities({ config: opts.config, providers: opts.providers }),
+    ...opts.activityOverrides,
+  };
+  return Worker.create({
+    connection: opts.connection,
+    namespace: opts.namespace,
+    taskQueue: opts.taskQueue ?? opts.config.taskQueue,
+    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    activities,
+    maxConcurrentActivityTaskExecutions: opts.config.maxConcurrentActivities,
+    interceptors: { activity: [() => ({ inbound: new ActivityOutcomeLogger() })] },
+  });
+}
