@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
+import { AGENT_SEARCH_ATTRIBUTES } from '../shared/search-attributes';
 import { PROJECT_ROOT, temporalBinary } from './binaries';
 
 /** Where and how a local Temporal dev server runs. */
@@ -28,13 +29,11 @@ export interface DevServerStatus {
   logFile: string;
 }
 
-/** Search attributes the agent workflow sets, registered when the dev server starts. */
-export const SEARCH_ATTRIBUTES = {
-  AgentStatus: 'Keyword',
-  AgentModel: 'Keyword',
-  AgentStep: 'Int',
-  AgentLastTool: 'Keyword',
-} as const;
+/** `--search-attribute` values registering the agent's search attributes on the dev server. */
+export const SEARCH_ATTRIBUTE_ARGS = AGENT_SEARCH_ATTRIBUTES.map((k) => {
+  const type = k.type === 'INT' ? 'Int' : 'Keyword';
+  return `${k.name}=${type}`;
+});
 
 function resolved(opts: DevServerOptions): Required<DevServerOptions> {
   return {
@@ -154,7 +153,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
   ];
   if (o.headless) args.push('--headless');
   else args.push('--ui-port', String(o.uiPort));
-  for (const [name, type] of Object.entries(SEARCH_ATTRIBUTES)) args.push('--search-attribute', `${name}=${type}`);
+  for (const attr of SEARCH_ATTRIBUTE_ARGS) args.push('--search-attribute', attr);
 
   const log = fs.openSync(f.log, 'a');
   // Detached with stdio on a file: the server must not hold our pipes open, or callers waiting

@@ -5,7 +5,6 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { AgentInput } from '../shared/agent';
 import {
-  AGENT_WORKFLOW_TYPE,
   AgentInputSchema,
   approveToolCallUpdate,
   stateQuery,
@@ -18,6 +17,7 @@ import { connectClient, temporalTarget } from '../workers/connect';
 import { installJsonLogging, runWorker } from '../workers/run';
 import { devServerStatus, startDevServer, stopDevServer } from './dev-server';
 import { parseModelSpec } from './model-spec';
+import { startAgentRun } from './start-run';
 import { watchRun } from './watch';
 
 const program = new Command();
@@ -130,11 +130,9 @@ program
     const client = await connectClient(target());
     try {
       const workflowId = o.id ?? `agent-${randomUUID()}`;
-      const handle = await client.workflow.start(AGENT_WORKFLOW_TYPE, {
+      const handle = await startAgentRun(client, input, {
         taskQueue: o.taskQueue ?? loadWorkerConfig().taskQueue,
         workflowId,
-        args: [input],
-        memo: { task: input.task.slice(0, 200) },
       });
       if (!o.wait) {
         console.log(o.json ? JSON.stringify({ workflowId, runId: handle.firstExecutionRunId }) : workflowId);
@@ -253,11 +251,7 @@ program
         model: { provider: 'scripted', script: 'demo' },
         tools: ['get_time', 'calculator'],
       };
-      const handle = await client.workflow.start(AGENT_WORKFLOW_TYPE, {
-        taskQueue: config.taskQueue,
-        workflowId,
-        args: [input],
-      });
+      const handle = await startAgentRun(client, input, { taskQueue: config.taskQueue, workflowId });
       console.log(`Started ${workflowId}\nTask: ${input.task}`);
       const outcome = await watchRun(client, handle, (l) => console.log(l));
       console.log(`\n${outcome.result?.answer ?? `Run ${outcome.outcome}: ${outcome.error ?? ''}`}\n`);

@@ -1,4 +1,5 @@
 import {
+  ActivityCancellationType,
   ActivityFailure,
   ApplicationFailure,
   allHandlersFinished,
@@ -39,12 +40,14 @@ import type { ChatMessage, ToolCall } from '../shared/conversation';
 import { addUsage } from '../shared/conversation';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system';
 import type { ToolDefinition } from '../shared/tools/define';
+import { AgentLastToolKey, AgentModelKey, AgentStatusKey, AgentStepKey } from '../shared/search-attributes';
 import { formatZodIssues } from '../shared/tools/define';
 import { TOOL_REGISTRY, findTool } from '../shared/tools/registry';
 
 /** Model calls: one attempt may take a while; provider errors are classified by the activity. */
 const MODEL_ACTIVITY_OPTIONS = {
   startToCloseTimeout: '5 minutes',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
   heartbeatTimeout: '30 seconds',
   retry: {
     initialInterval: '1 second',
@@ -62,6 +65,8 @@ function toolActivityOptions(def: ToolDefinition): ActivityOptions {
   return {
     startToCloseTimeout: a.startToCloseTimeout,
     heartbeatTimeout: a.heartbeatTimeout,
+    // Cancelling a run waits for running tools to stop and clean up, so nothing runs on unseen.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: {
       initialInterval: a.initialInterval ?? '1 second',
       backoffCoefficient: 2,
@@ -130,6 +135,7 @@ class AgentRun {
   private readonly pending = new Map<string, PendingToolCall>();
   private readonly approvals = new Map<string, ApprovalWait>();
   private runningTools = 0;
+  private readonly slotWaiters: (() => void)[] = [];
   private readonly stepsAtStart: number;
 
   constructor(
@@ -322,8 +328,7 @@ class AgentRun {
         const refusal = await this.awaitApproval(pending);
         if (refusal) return reply(refusal, true);
       }
-      await condition(() => this.runningTools < this.input.policy.maxParallelTools);
-      this.runningTools += 1;
+      await this.acquireToolSlot();
       pending.state = 'running';
       // The framework emits "tool started" for every call, with its id and arguments.
       this.emit({ kind: 'tool_started', toolCallId: call.id, tool: call.name, args: args.data });
@@ -356,11 +361,27 @@ class AgentRun {
         });
         return reply(`${msg}. Try different arguments or another approach.`, true);
       } finally {
-        this.runningTools -= 1;
+        this.releaseToolSlot();
       }
     } finally {
       this.pending.delete(call.id);
     }
+  }
+
+  /** FIFO semaphore bounding concurrent tool activities (plain promises, so replay is deterministic). */
+  private async acquireToolSlot(): Promise<void> {
+    if (this.runningTools < this.input.policy.maxParallelTools) {
+      this.runningTools += 1;
+      return;
+    }
+    await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+  }
+
+  /** Hands the slot to the next waiter, or frees it. */
+  private releaseToolSlot(): void {
+    const next = this.slotWaiters.shift();
+    if (next) next();
+    else this.runningTools -= 1;
   }
 
   /** Waits for an approve/reject update; returns a refusal message for the model, or null when approved. */
@@ -413,19 +434,20 @@ class AgentRun {
     if (this.events.length > MAX_EVENTS) this.events.splice(0, this.events.length - MAX_EVENTS);
   }
 
+  /**
+   * Keeps the run's search attributes current, but only when the starter set them: upserting an
+   * attribute the namespace has not registered would fail every workflow task.
+   */
   private publishSearchAttributes(): void {
+    if (workflowInfo().typedSearchAttributes.get(AgentStatusKey) === undefined) return;
     const lastTool = [...this.events].reverse().find((e) => e.kind === 'tool_started')?.tool;
-    try {
-      upsertSearchAttributes({
-        AgentStatus: [this.status],
-        AgentStep: [this.step],
-        AgentModel: [this.input.model.provider === 'scripted' ? 'scripted' : `${this.input.model.provider}:${this.input.model.model}`],
-        ...(lastTool ? { AgentLastTool: [lastTool] } : {}),
-      });
-    } catch (err) {
-      // A namespace without these attributes registered still runs agents; filtering is a convenience.
-      log.debug('Search attributes not set', { error: (err as Error).message });
-    }
+    const model = this.input.model;
+    upsertSearchAttributes([
+      { key: AgentStatusKey, value: this.status },
+      { key: AgentStepKey, value: this.step },
+      { key: AgentModelKey, value: model.provider === 'scripted' ? 'scripted' : `${model.provider}:${model.model}` },
+      ...(lastTool ? [{ key: AgentLastToolKey, value: lastTool }] : []),
+    ]);
   }
 
   private carry(): CarriedState {
