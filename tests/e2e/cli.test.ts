@@ -1,0 +1,88 @@
+/**
+ * The `durable-agent` CLI against a real dev server and a worker process: a run with live progress,
+ * its activities as Temporal records them (read with the real `temporal` binary), status, and bad input.
+ */
+import { execFileSync } from 'node:child_process';
+import { startDevServer, stopDevServer } from '../../cli/dev-server';
+import { temporalBinary } from '../../cli/binaries';
+import type { WorkerProcess } from '../support/processes';
+import { freePort, runCli, startWorkerProcess } from '../support/processes';
+import { tempDir, uid } from '../support/temporal';
+
+const dataDir = tempDir('cli');
+let port: number;
+let env: Record<string, string>;
+let worker: WorkerProcess;
+
+beforeAll(async () => {
+  port = await freePort();
+  await startDevServer({ dataDir, port, headless: true });
+  env = { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, DURABLE_AGENT_TASK_QUEUE: uid('cli') };
+  worker = await startWorkerProcess(env);
+}, 120_000);
+
+afterAll(async () => {
+  worker?.child.kill('SIGTERM');
+  if (worker) expect(await worker.exited).toBe(0);
+  await stopDevServer({ dataDir, port });
+});
+
+test('run shows progress, prints the final answer, and each tool call is its own activity', async () => {
+  const id = uid('cli-run');
+  const out = await runCli(['run', '--id', id, '--model', 'scripted:demo', 'Plan the Tokyo budget'], env);
+  expect(out.stderr).toBe('');
+  expect(out.code).toBe(0);
+  expect(out.stdout).toContain(`Started ${id}`);
+  expect(out.stdout).toMatch(/\[step 1\] → get_time \{"timezone":"Asia\/Tokyo"\} \(time_tokyo\)/);
+  expect(out.stdout).toMatch(/\[step 2\] ✓ calculator in \d+ ms: 1806\.2/);
+  expect(out.stdout).toContain('the trip budget is 1806.2 EUR');
+  expect(out.stdout).toMatch(/3 steps, 3 tool calls/);
+
+  const history = JSON.parse(
+    execFileSync(temporalBinary('temporal'), ['workflow', 'show', '--address', env.TEMPORAL_ADDRESS!, '-w', id, '--output', 'json'], {
+      encoding: 'utf8',
+    }),
+  ) as { events: { activityTaskScheduledEventAttributes?: { activityType: { name: string } } }[] };
+  const activities = history.events
+    .map((e) => e.activityTaskScheduledEventAttributes?.activityType.name)
+    .filter(Boolean);
+  expect(activities).toEqual(['callModel', 'get_time', 'calculator', 'callModel', 'calculator', 'callModel']);
+
+  const status = await runCli(['status', id, '--json'], env);
+  expect(status.code).toBe(0);
+  expect(JSON.parse(status.stdout)).toMatchObject({ workflowStatus: 'COMPLETED', status: 'completed', step: 3 });
+}, 120_000);
+
+test('run --json prints one machine-readable outcome; a budget stop exits 2', async () => {
+  const out = await runCli(['run', '--json', '--max-steps', '1', '--model', 'scripted:demo', 'budget'], env);
+  expect(out.code).toBe(2);
+  expect(JSON.parse(out.stdout)).toMatchObject({ outcome: 'stopped', result: { stopReason: 'max_steps', answer: null } });
+}, 60_000);
+
+test('a missing script fails the run with a clear error and exit code 1', async () => {
+  const out = await runCli(['run', '--model', 'scripted:no-such-script', 'x'], env);
+  expect(out.code).toBe(1);
+  expect(out.stderr).toMatch(/Script "no-such-script" not found in .*; available: demo/);
+}, 60_000);
+
+test('bad input is refused before anything starts, naming what to fix', async () => {
+  const empty = await runCli(['run', '  '], env);
+  expect(empty.code).toBe(1);
+  expect(empty.stderr).toMatch(/task: the task must not be empty/);
+
+  const tool = await runCli(['run', '--tools', 'calculator,format_disk', 'x'], env);
+  expect(tool.stderr).toMatch(/unknown tool "format_disk"; known tools: get_time, calculator, wait/);
+
+  const model = await runCli(['run', '--model', 'gpt4', 'x'], env);
+  expect(model.stderr).toMatch(/--model "gpt4": use scripted:<script>, openai:<model> or anthropic:<model>/);
+
+  const steps = await runCli(['run', '--max-steps', '0', 'x'], env);
+  expect(steps.stderr).toMatch(/--max-steps.*must be a whole number/);
+
+  const missing = await runCli(['status', 'no-such-run'], env);
+  expect(missing.code).toBe(1);
+  expect(missing.stderr).toMatch(/No run with id "no-such-run"/);
+
+  const unreachable = await runCli(['status', 'x'], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
+  expect(unreachable.stderr).toMatch(/Cannot reach Temporal at 127\.0\.0\.1:1.*durable-agent server start/);
+}, 120_000);

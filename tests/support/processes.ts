@@ -1,0 +1,74 @@
+import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import { CLI } from './temporal';
+
+/** A free TCP port on 127.0.0.1. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+/** A worker running as its own process (so a test can SIGKILL it), with its JSON log lines collected. */
+export interface WorkerProcess {
+  child: ChildProcess;
+  lines: Record<string, unknown>[];
+  stderr: string[];
+  exited: Promise<number | null>;
+}
+
+/** Starts `durable-agent worker` in a child process and resolves once it polls. */
+export async function startWorkerProcess(env: Record<string, string>): Promise<WorkerProcess> {
+  const child = spawn(CLI[0] as string, [CLI[1] as string, 'worker'], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: Record<string, unknown>[] = [];
+  const stderr: string[] = [];
+  let buffered = '';
+  child.stdout?.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString();
+    const parts = buffered.split('\n');
+    buffered = parts.pop() ?? '';
+    for (const p of parts) {
+      try {
+        lines.push(JSON.parse(p) as Record<string, unknown>);
+      } catch {
+        lines.push({ msg: p });
+      }
+    }
+  });
+  child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 60_000;
+  while (!lines.some((l) => l.msg === 'Worker state changed' && l.state === 'RUNNING')) {
+    if (child.exitCode !== null) throw new Error(`worker exited: ${stderr.join('')}`);
+    if (Date.now() > deadline) throw new Error(`worker did not start: ${stderr.join('')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, lines, stderr, exited };
+}
+
+/** Runs the CLI to completion and returns its exit code and output. */
+export function runCli(
+  args: string[],
+  env: Record<string, string>,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(CLI[0] as string, [CLI[1] as string, ...args], {
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
