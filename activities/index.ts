@@ -1,6 +1,8 @@
+import type { Client } from '@temporalio/client';
 import type { WorkerConfig } from '../workers/config';
 import { createModelActivities } from './model';
 import type { ModelProvider } from './model/provider';
+import { createNotificationActivities } from './notifications';
 import type { ToolActivity } from './types';
 import { calculator } from './utility/calculator';
 import { createGetTime } from './utility/get-time';
@@ -11,6 +13,8 @@ export interface ActivityDeps {
   config: WorkerConfig;
   providers?: Partial<Record<'scripted' | 'openai' | 'anthropic', ModelProvider>>;
   now?: () => Date;
+  /** Temporal client used to deliver notifications (signals); without it notify_user fails clearly. */
+  client?: Client;
 }
 
 /**
@@ -22,5 +26,6 @@ export function createActivities(deps: ActivityDeps): Record<string, ToolActivit
     get_time: createGetTime(deps.now) as ToolActivity,
     calculator: calculator as ToolActivity,
     wait: wait as ToolActivity,
+    ...createNotificationActivities({ client: deps.client, taskQueue: deps.config.taskQueue }),
   };
 }

@@ -1,5 +1,6 @@
 import type { CallModelInput, CallModelOutput } from '../shared/model';
 import type { ToolActivityInput, ToolResult } from '../shared/tools/define';
+import type { DeliverNotificationInput } from './notifications/deliver';
 
 /** The model activity, as workflows see it. */
 export interface ModelActivities {
@@ -8,3 +9,8 @@ export interface ModelActivities {
 
 /** Shape of every tool activity; registered under the tool's name. */
 export type ToolActivity = (input: ToolActivityInput<unknown>) => Promise<ToolResult>;
+
+/** Notification delivery the workflow itself uses (inboxes). */
+export interface NotificationActivities {
+  deliverNotification(input: DeliverNotificationInput): Promise<void>;
+}

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ChatMessage, Usage } from './conversation';
+import type { NotificationState } from './notifications/state';
 import { ModelChoiceSchema } from './model';
 import { TOOL_NAMES } from './tools/registry';
 
@@ -158,6 +159,7 @@ export interface CarriedState {
   pendingUserMessages: string[];
   lastError: string | null;
   toolCallSeq: number;
+  notifications?: NotificationState;
 }
 
 /** Decision for a tool call waiting for approval. */

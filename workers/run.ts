@@ -2,7 +2,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { LogEntry } from '@temporalio/worker';
 import type { WorkerConfig } from './config';
 import type { TemporalTarget } from './connect';
-import { connectWorker } from './connect';
+import { connectClient, connectWorker } from './connect';
 import { createAgentWorker } from './worker';
 
 /** A started worker: `done` settles when it has shut down; `stop` asks it to, and waits. */
@@ -46,11 +46,13 @@ export function runWorker(opts: {
   let shutdown: (() => void) | undefined;
   const done = (async () => {
     const connection = await connectWorker(opts.target);
+    const client = await connectClient(opts.target);
     try {
       const worker = await createAgentWorker({
         connection,
         namespace: opts.target.namespace,
         config: opts.config,
+        client,
       });
       shutdown = () => worker.shutdown();
       if (stopRequested) return;
@@ -62,6 +64,7 @@ export function runWorker(opts: {
       }
       await worker.run();
     } finally {
+      await client.connection.close();
       await connection.close();
     }
   })();

@@ -13,6 +13,8 @@ export interface AgentWorkerOptions {
   /** Prebuilt workflow bundle (tests bundle once per suite); otherwise workflows/ is bundled at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   providers?: ActivityDeps['providers'];
+  /** Client the notification activities signal with. */
+  client?: ActivityDeps['client'];
   /** Extra or replacement activities (tests: instrumented tools). */
   activityOverrides?: Record<string, (...args: never[]) => Promise<unknown>>;
   taskQueue?: string;
@@ -24,7 +26,7 @@ export const WORKFLOWS_PATH = require.resolve('../workflows');
 /** Creates the agent worker: agent workflows plus the model activity and one activity per tool. */
 export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worker> {
   const activities = {
-    ...createActivities({ config: opts.config, providers: opts.providers }),
+    ...createActivities({ config: opts.config, providers: opts.providers, client: opts.client }),
     ...opts.activityOverrides,
   };
   return Worker.create({

@@ -43,6 +43,10 @@ import type { ToolDefinition } from '../shared/tools/define';
 import { AgentLastToolKey, AgentModelKey, AgentStatusKey, AgentStepKey } from '../shared/search-attributes';
 import { formatZodIssues } from '../shared/tools/define';
 import { TOOL_REGISTRY, findTool } from '../shared/tools/registry';
+import { inboxWorkflowId } from '../shared/notifications/messages';
+import { NotificationPriority } from '../shared/notifications/schema';
+import type { NotificationActivities } from '../activities/types';
+import { NotificationBox } from './notifications';
 
 /** Model calls: one attempt may take a while; provider errors are classified by the activity. */
 const MODEL_ACTIVITY_OPTIONS = {
@@ -59,6 +63,14 @@ const MODEL_ACTIVITY_OPTIONS = {
 } as const satisfies ActivityOptions;
 
 const { callModel } = proxyActivities<ModelActivities>(MODEL_ACTIVITY_OPTIONS);
+
+/** Delivery of notifications the workflow raises itself to the user's inbox. */
+const NOTIFICATION_ACTIVITY_OPTIONS = {
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 10, nonRetryableErrorTypes: ['NotificationsUnavailable'] },
+} as const satisfies ActivityOptions;
+
+const { deliverNotification } = proxyActivities<NotificationActivities>(NOTIFICATION_ACTIVITY_OPTIONS);
 
 function toolActivityOptions(def: ToolDefinition): ActivityOptions {
   const a = def.activity;
@@ -94,6 +106,24 @@ const EVENT_TEXT_LIMIT = 2000;
 
 function clip(text: string, limit = EVENT_TEXT_LIMIT): string {
   return text.length > limit ? `${text.slice(0, limit)}… (${text.length - limit} more characters)` : text;
+}
+
+/** Validates tool arguments with the tool's own check or its zod schema; errors are for the model. */
+function checkToolArgs(
+  def: ToolDefinition,
+  raw: unknown,
+): { success: true; data: unknown } | { success: false; error: string } {
+  if (def.checkArgs) {
+    const r = def.checkArgs(raw);
+    return r.ok ? { success: true, data: raw } : { success: false, error: r.error };
+  }
+  const parsed = def.inputs.safeParse(raw);
+  return parsed.success
+    ? { success: true, data: parsed.data }
+    : {
+        success: false,
+        error: `Invalid arguments for ${def.name}: ${formatZodIssues(parsed.error)}. Fix them and call the tool again.`,
+      };
 }
 
 function invalidInput(message: string): ApplicationFailure {
@@ -137,6 +167,7 @@ class AgentRun {
   private runningTools = 0;
   private readonly slotWaiters: (() => void)[] = [];
   private readonly stepsAtStart: number;
+  private readonly notifications: NotificationBox;
 
   constructor(
     private readonly input: ParsedAgentInput,
@@ -155,9 +186,11 @@ class AgentRun {
     this.lastError = carried?.lastError ?? null;
     this.toolCallSeq = carried?.toolCallSeq ?? 0;
     this.stepsAtStart = this.step;
+    this.notifications = new NotificationBox(carried?.notifications);
   }
 
   registerHandlers(): void {
+    this.notifications.registerHandlers();
     setHandler(userMessageSignal, (msg) => {
       // A bad signal payload must not fail the workflow task: record and ignore it.
       const text = typeof msg?.text === 'string' ? msg.text.trim() : '';
@@ -308,11 +341,10 @@ class AgentRun {
       this.emit({ kind: 'tool_rejected', toolCallId: call.id, tool: call.name, args: call.arguments, text: msg });
       return reply(msg, true);
     }
-    const args = def.inputs.safeParse(call.arguments ?? {});
+    const args = checkToolArgs(def, call.arguments ?? {});
     if (!args.success) {
-      const msg = `Invalid arguments for ${call.name}: ${formatZodIssues(args.error)}. Fix them and call the tool again.`;
-      this.emit({ kind: 'tool_rejected', toolCallId: call.id, tool: call.name, args: call.arguments, text: msg });
-      return reply(msg, true);
+      this.emit({ kind: 'tool_rejected', toolCallId: call.id, tool: call.name, args: call.arguments, text: args.error });
+      return reply(args.error, true);
     }
 
     const pending: PendingToolCall = {
@@ -334,7 +366,12 @@ class AgentRun {
       this.emit({ kind: 'tool_started', toolCallId: call.id, tool: call.name, args: args.data });
       const started = Date.now();
       try {
-        const result = await (TOOL_ACTIVITIES[call.name] as ToolActivity)({ toolCallId: call.id, args: args.data });
+        const notifyUser = this.input.notify?.user;
+        const result = await (TOOL_ACTIVITIES[call.name] as ToolActivity)({
+          toolCallId: call.id,
+          args: args.data,
+          ...(notifyUser ? { context: { notifyUser } } : {}),
+        });
         this.usage = { ...this.usage, toolCalls: this.usage.toolCalls + 1 };
         this.emit({
           kind: 'tool_finished',
@@ -398,6 +435,15 @@ class AgentRun {
         const msg = `Approval for ${pending.name} timed out after ${String(this.input.policy.approvalTimeout)}; the call was not made.`;
         this.lastError = msg;
         this.emit({ kind: 'approval_decided', toolCallId: pending.toolCallId, tool: pending.name, text: msg, isError: true });
+        await this.raise({
+          type: 'warning',
+          priority: NotificationPriority.HIGH,
+          title: 'Approval timed out',
+          message: msg,
+          detail: '',
+          display_time: 30,
+          group: 'approvals',
+        });
         return `${msg} Ask the user before trying again.`;
       }
       const d = wait.decision as ApprovalDecision;
@@ -413,6 +459,13 @@ class AgentRun {
       pending.state = 'queued';
       if (this.approvals.size === 0 && this.status === 'waiting_for_approval') this.status = 'running';
     }
+  }
+
+  /** Adds a notification the run raises itself, and delivers it to the user's inbox when configured. */
+  private async raise(notification: Parameters<NotificationBox['add']>[0]): Promise<void> {
+    this.notifications.add(notification);
+    const user = this.input.notify?.user;
+    if (user) await deliverNotification({ targets: [inboxWorkflowId(user)], notification });
   }
 
   private finish(answer: string | null, reason: StopReason): AgentResult {
@@ -461,6 +514,7 @@ class AgentRun {
       pendingUserMessages: this.pendingUserMessages,
       lastError: this.lastError,
       toolCallSeq: this.toolCallSeq,
+      notifications: this.notifications.snapshot(),
     };
   }
 

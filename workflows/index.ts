@@ -1,2 +1,3 @@
 /** Every workflow the worker registers. */
 export { agentWorkflow } from './agent';
+export { inboxWorkflow } from './inbox';

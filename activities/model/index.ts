@@ -1,6 +1,10 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { CallModelInput, CallModelOutput, ModelToolSpec } from '../../shared/model';
+import fs from 'node:fs';
+import path from 'node:path';
+import { PROJECT_ROOT } from '../../cli/binaries';
+import type { ToolDefinition } from '../../shared/tools/define';
 import { toolParametersJsonSchema } from '../../shared/tools/define';
 import { findTool } from '../../shared/tools/registry';
 import type { WorkerConfig } from '../../workers/config';
@@ -17,12 +21,25 @@ function notConfigured(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: 'ModelNotConfigured', message, nonRetryable: true });
 }
 
+const promptCache = new Map<string, string>();
+
+/** A tool's instructions: `prompts/<tool name with dashes>.md` when there is one, else its description. */
+function toolInstructions(def: ToolDefinition): string {
+  let text = promptCache.get(def.name);
+  if (text === undefined) {
+    const file = path.join(PROJECT_ROOT, 'prompts', `${def.name.replace(/_/g, '-')}.md`);
+    text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : def.description;
+    promptCache.set(def.name, text);
+  }
+  return text;
+}
+
 /** Tool specs the model sees, built from the same zod schemas the workflow validates with. */
 export function modelToolSpecs(names: string[]): ModelToolSpec[] {
   return names.map((name) => {
     const def = findTool(name);
     if (!def) throw notConfigured(`Tool "${name}" is not registered on this worker`);
-    return { name: def.name, description: def.description, parameters: toolParametersJsonSchema(def) };
+    return { name: def.name, description: toolInstructions(def), parameters: toolParametersJsonSchema(def) };
   });
 }
 

@@ -30,12 +30,26 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   /** Human description of what the tool returns to the model. */
   output: string;
   activity: ToolActivityOptions;
+  /**
+   * Checks arguments in place of the zod schema where a tool's contract fixes the exact error text
+   * the model receives (notify_user). Runs inside the workflow, so it must be pure. The error is
+   * returned to the model verbatim.
+   */
+  checkArgs?: (args: unknown) => { ok: true; value: unknown } | { ok: false; error: string };
 }
 
 /** Input of every tool activity: the call id (for idempotency and events) and validated arguments. */
 export interface ToolActivityInput<A> {
   toolCallId: string;
   args: A;
+  /** Run settings some tools need (e.g. the inbox notify_user also delivers to). */
+  context?: ToolContext;
+}
+
+/** Run settings passed to tool activities. */
+export interface ToolContext {
+  /** Deliver notifications to `inbox:<notifyUser>` as well as to the run. */
+  notifyUser?: string;
 }
 
 /** Output of every tool activity. `content` is what the model reads; `data` is the full record for UIs. */

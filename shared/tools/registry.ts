@@ -1,6 +1,7 @@
 import type { ToolDefinition } from './define';
 import { calculatorTool } from './calculator';
 import { getTimeTool } from './get-time';
+import { notifyUserTool } from './notify-user';
 import { waitTool } from './wait';
 
 /**
@@ -8,7 +9,7 @@ import { waitTool } from './wait';
  * the worker registers one activity per entry, named after the tool.
  */
 export const TOOL_REGISTRY: Readonly<Record<string, ToolDefinition>> = Object.freeze(
-  Object.fromEntries([getTimeTool, calculatorTool, waitTool].map((t) => [t.name, t as ToolDefinition])),
+  Object.fromEntries([getTimeTool, calculatorTool, waitTool, notifyUserTool].map((t) => [t.name, t as ToolDefinition])),
 );
 
 /** Names of all registered tools. */

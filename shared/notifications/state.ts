@@ -1,0 +1,309 @@
+/**
+ * The notification state machine that workflows (an agent run, a user's inbox) hold and change
+ * from their signal/update handlers, and read from their query handlers.
+ *
+ * Pure and deterministic, so it is safe inside Temporal's workflow sandbox: no clock, no randomness,
+ * no Node built-ins. Callers pass the time (`now`, an ISO string; in a workflow, `new Date()` is
+ * replay-safe) and an id factory (`newId`; in a workflow, `uuid4` from `@temporalio/workflow`).
+ *
+ * Immutable: no operation changes its arguments. Each returns a new state (or the same state object
+ * when nothing changed), so a handler writes `state = add(state, input, ctx).state`. States are
+ * plain JSON and survive serialisation unchanged (continue-as-new input, query results).
+ *
+ * ## Numbering
+ * - `no` is an item's position in the list: `0` is the oldest, `count - 1` the newest (as in the
+ *   source design, where a new item gets `no = len(list)`). Updating an item in place keeps its
+ *   `no`. When the list grows past `max`, the oldest are evicted and every remaining item is
+ *   renumbered so numbers stay `0..count-1`.
+ * - An item's *ordinal* is `no + evicted`: its creation number since the last clear. It never
+ *   changes and is never reused, so the change log can name items across evictions.
+ *
+ * ## Updates (incremental sync)
+ * - Every change appends the ordinal of the changed item to `updates`: a new item, an in-place
+ *   update, an item becoming read. Eviction appends nothing; it is implied by `evicted`.
+ * - The *update number* counts changes since the last clear: `currentUpdate(state)`, starting at 0.
+ *   A client that has seen everything up to update number K calls `since(state, K, guid)` and gets
+ *   exactly the current items changed after K (each once, with its current `no`, oldest first),
+ *   however many evictions and renumberings happened in between. Items created and evicted after
+ *   K are not returned. Answers carry `evicted`, so a client can apply a diff by position:
+ *   1. drop the first `evicted - previousEvicted` items of its list (eviction removes the oldest,
+ *      so the survivors' indexes are their new `no`s);
+ *   2. for each returned item, replace the item at index `no`, or append it when `no` is past the
+ *      end (new items come oldest first, so appends land in order).
+ *   Matching by `id` instead is wrong: an evicted id that is sent again is a new item at the end.
+ *   The list then has `count` items.
+ * - Only the newest `maxUpdates` log entries are kept (`updatesBase` counts the dropped ones).
+ *   A client older than that, one with a different `guid` (the list was cleared), or one with an
+ *   update number the state never reached gets `reset: true` and the full list to replace its own.
+ * - `clear` empties the list and the log, restarts update numbers and ordinals at 0, and is the only
+ *   operation that changes `guid`.
+ */
+import { z } from 'zod';
+import { DEFAULT_MAX_NOTIFICATIONS, DEFAULT_MAX_UPDATES, NotificationSchema } from './schema';
+import type { MarkReadInput, Notification, ValidNotificationInput } from './schema';
+
+/** A workflow's notifications, plus what clients need to sync them. Plain JSON; never mutated. */
+export interface NotificationState {
+  /** Oldest first; `notifications[i].no === i`. */
+  readonly notifications: readonly Notification[];
+  /** Change log: the ordinal (`no + evicted`) of the item each change touched, oldest change first. */
+  readonly updates: readonly number[];
+  /** Log entries dropped from the front of `updates`; update number of `updates[i]` is `updatesBase + i + 1`. */
+  readonly updatesBase: number;
+  /** Notifications evicted for capacity since the last clear. */
+  readonly evicted: number;
+  /** Identifies this list between clears; a new value tells clients to resync from scratch. */
+  readonly guid: string;
+  /** Capacity; beyond it the oldest notifications are evicted. */
+  readonly max: number;
+  /** How many entries `updates` keeps. */
+  readonly maxUpdates: number;
+}
+
+/**
+ * Validates a state that arrives from outside the workflow (continue-as-new input, a carried
+ * snapshot), including the invariants the operations rely on. Parse before use; an invalid state
+ * should fail the run with a non-retryable error.
+ */
+export const NotificationStateSchema = z
+  .object({
+    notifications: z.array(NotificationSchema),
+    updates: z.array(z.number().int().nonnegative()),
+    updatesBase: z.number().int().nonnegative(),
+    evicted: z.number().int().nonnegative(),
+    guid: z.string().min(1),
+    max: z.number().int().min(1),
+    maxUpdates: z.number().int().min(1),
+  })
+  .superRefine((s, ctx) => {
+    if (s.notifications.length > s.max) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `holds ${s.notifications.length} notifications, max is ${s.max}`,
+      });
+    }
+    if (s.updates.length > s.maxUpdates) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `holds ${s.updates.length} updates, maxUpdates is ${s.maxUpdates}`,
+      });
+    }
+    if (s.notifications.some((n, i) => n.no !== i)) {
+      ctx.addIssue({ code: 'custom', message: 'notification numbers must be 0..count-1 in order' });
+    }
+    if (new Set(s.notifications.map((n) => n.id)).size !== s.notifications.length) {
+      ctx.addIssue({ code: 'custom', message: 'notification ids must be unique' });
+    }
+    const nextOrdinal = s.evicted + s.notifications.length;
+    if (s.updates.some((ordinal) => ordinal >= nextOrdinal)) {
+      ctx.addIssue({ code: 'custom', message: 'updates name a notification that was never created' });
+    }
+  }) satisfies z.ZodType<NotificationState>;
+
+/** What operations need from the outside world, passed in to keep them deterministic. */
+export interface NotificationContext {
+  /** Current time, ISO 8601. */
+  now: string;
+  /** A fresh unique id (uuid v4) per call. */
+  newId: () => string;
+}
+
+/** Options of {@link createNotificationState}. */
+export interface NotificationStateOptions {
+  /** Identifies the new list; pass a fresh uuid. */
+  guid: string;
+  /** Capacity, ≥ 1; default {@link DEFAULT_MAX_NOTIFICATIONS}. */
+  max?: number;
+  /** Change-log length, ≥ 1; default {@link DEFAULT_MAX_UPDATES}. */
+  maxUpdates?: number;
+}
+
+/**
+ * An empty state. Throws `RangeError` for a capacity that is not a positive integer: validate
+ * configuration at the boundary first, because inside a workflow a plain error retries the task.
+ */
+export function createNotificationState(options: NotificationStateOptions): NotificationState {
+  const { guid, max = DEFAULT_MAX_NOTIFICATIONS, maxUpdates = DEFAULT_MAX_UPDATES } = options;
+  if (!Number.isInteger(max) || max < 1) throw new RangeError(`max must be a positive integer, got ${max}`);
+  if (!Number.isInteger(maxUpdates) || maxUpdates < 1) {
+    throw new RangeError(`maxUpdates must be a positive integer, got ${maxUpdates}`);
+  }
+  return { notifications: [], updates: [], updatesBase: 0, evicted: 0, guid, max, maxUpdates };
+}
+
+/** The update number a client has seen once it holds this state: changes since the last clear. */
+export function currentUpdate(state: NotificationState): number {
+  return state.updatesBase + state.updates.length;
+}
+
+/** Appends changes to the log, dropping the oldest entries beyond `maxUpdates`. */
+function logChanges(state: NotificationState, ordinals: readonly number[]): NotificationState {
+  const log = [...state.updates, ...ordinals];
+  const dropped = Math.max(0, log.length - state.maxUpdates);
+  return { ...state, updates: log.slice(dropped), updatesBase: state.updatesBase + dropped };
+}
+
+/** Result of {@link add}. */
+export interface AddResult {
+  state: NotificationState;
+  /** The stored notification, with its final `no`. */
+  notification: Notification;
+  /** False when an existing notification with the same id was updated in place. */
+  created: boolean;
+}
+
+/**
+ * Adds a validated notification.
+ *
+ * If `input.id` names a stored notification, that one is updated in place: type, priority, title,
+ * message, detail, timestamp (`ctx.now`), display_time and group are replaced, `read` becomes false,
+ * `no` and `id` stay, and `ctx.newId` is not called. Otherwise a new notification is appended with
+ * `input.id` or `ctx.newId()`, and if that exceeds `max` the oldest are evicted and the rest renumbered.
+ * Either way the change is logged in `updates`.
+ */
+export function add(
+  state: NotificationState,
+  input: ValidNotificationInput,
+  ctx: NotificationContext,
+): AddResult {
+  const fields = {
+    type: input.type,
+    priority: input.priority,
+    title: input.title,
+    message: input.message,
+    detail: input.detail,
+    timestamp: ctx.now,
+    display_time: input.display_time,
+  };
+
+  const existing = input.id === undefined ? undefined : state.notifications.find((n) => n.id === input.id);
+  if (existing) {
+    const notification: Notification = { ...existing, ...fields, read: false, group: input.group };
+    const notifications = state.notifications.map((n) => (n.no === existing.no ? notification : n));
+    return {
+      state: logChanges({ ...state, notifications }, [state.evicted + existing.no]),
+      notification,
+      created: false,
+    };
+  }
+
+  const appended: Notification = {
+    no: state.notifications.length,
+    id: input.id ?? ctx.newId(),
+    ...fields,
+    read: false,
+    group: input.group,
+  };
+  const overflow = Math.max(0, state.notifications.length + 1 - state.max);
+  const notifications = [...state.notifications, appended]
+    .slice(overflow)
+    .map((n, i) => (n.no === i ? n : { ...n, no: i }));
+  const next = logChanges({ ...state, notifications, evicted: state.evicted + overflow }, [
+    state.evicted + appended.no,
+  ]);
+  return { state: next, notification: { ...appended, no: appended.no - overflow }, created: true };
+}
+
+/** Result of {@link markRead}. */
+export interface MarkReadResult {
+  state: NotificationState;
+  /** Ids that went from unread to read, in list order. */
+  marked: string[];
+}
+
+/**
+ * Marks notifications read: those whose id is in `input.ids` (unknown ids are ignored), or every
+ * one when `input.all` is true. Only items that were unread change and are logged; when none do,
+ * the same state object is returned.
+ */
+export function markRead(state: NotificationState, input: MarkReadInput): MarkReadResult {
+  const ids = input.all === true ? undefined : new Set(input.ids ?? []);
+  const marked: string[] = [];
+  const ordinals: number[] = [];
+  const notifications = state.notifications.map((n) => {
+    if (n.read || (ids !== undefined && !ids.has(n.id))) return n;
+    marked.push(n.id);
+    ordinals.push(state.evicted + n.no);
+    return { ...n, read: true };
+  });
+  if (marked.length === 0) return { state, marked };
+  return { state: logChanges({ ...state, notifications }, ordinals), marked };
+}
+
+/**
+ * Removes every notification and starts a new list: a new `guid` from `ctx.newId()`, an empty log,
+ * update numbers and ordinals from 0. Capacity settings are kept.
+ */
+export function clear(state: NotificationState, ctx: Pick<NotificationContext, 'newId'>): NotificationState {
+  return createNotificationState({ guid: ctx.newId(), max: state.max, maxUpdates: state.maxUpdates });
+}
+
+/** Answer of {@link history}. */
+export interface NotificationHistory {
+  /** All notifications, oldest first. */
+  notifications: readonly Notification[];
+  guid: string;
+  count: number;
+  /** The change log (ordinals; see {@link NotificationState.updates}). */
+  updates: readonly number[];
+  /** Current update number: pass it to {@link since} to get later changes. */
+  update: number;
+  /** Notifications evicted since the last clear; keep it to apply the next {@link since} answer. */
+  evicted: number;
+}
+
+/** Everything a client needs to show the list and to sync incrementally from here on. */
+export function history(state: NotificationState): NotificationHistory {
+  return {
+    notifications: state.notifications,
+    guid: state.guid,
+    count: state.notifications.length,
+    updates: state.updates,
+    update: currentUpdate(state),
+    evicted: state.evicted,
+  };
+}
+
+/** Answer of {@link since}. */
+export interface NotificationChanges {
+  guid: string;
+  /** Current update number: pass it to the next {@link since} call. */
+  update: number;
+  /** Notifications in the list now. */
+  count: number;
+  /** Notifications evicted since the last clear; the client drops its oldest `evicted - previousEvicted`. */
+  evicted: number;
+  /**
+   * True when the client cannot be brought up to date by a diff (new guid, too far behind, or an
+   * update number this list never reached): `notifications` is then the full list, to replace its own.
+   */
+  reset: boolean;
+  /** Current items changed after the client's update number (or all, on reset), oldest first. */
+  notifications: readonly Notification[];
+}
+
+/**
+ * What changed after update number `updateNo` (see the module documentation for the semantics).
+ * Pass the `guid` the client got with `updateNo` so a clear in between forces a reset; without it,
+ * the caller is responsible for comparing guids.
+ */
+export function since(state: NotificationState, updateNo: number, guid?: string): NotificationChanges {
+  const update = currentUpdate(state);
+  const base = { guid: state.guid, update, count: state.notifications.length, evicted: state.evicted };
+  const reset =
+    (guid !== undefined && guid !== state.guid) ||
+    !Number.isInteger(updateNo) ||
+    updateNo < state.updatesBase ||
+    updateNo > update;
+  if (reset) return { ...base, reset: true, notifications: state.notifications };
+
+  // Ordinals of evicted items map to negative numbers, which no current item has.
+  const changed = new Set(state.updates.slice(updateNo - state.updatesBase).map((o) => o - state.evicted));
+  const notifications = state.notifications.filter((n) => changed.has(n.no));
+  return { ...base, reset: false, notifications };
+}
+
+/** Notifications not yet marked read. */
+export function unreadCount(state: NotificationState): number {
+  return state.notifications.reduce((count, n) => count + (n.read ? 0 : 1), 0);
+}

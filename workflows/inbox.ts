@@ -1,0 +1,39 @@
+import { ApplicationFailure, allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import { NotificationStateSchema } from '../shared/notifications/state';
+import type { NotificationState } from '../shared/notifications/state';
+import { NotificationBox } from './notifications';
+
+/** Input of a user's inbox workflow (id `inbox:<user>`). */
+export interface InboxInput {
+  /** Capacity of the inbox; default 100 (SPEC). */
+  maxNotifications?: number;
+  /** Signals handled in one run before continuing as new (also on the server's suggestion). */
+  continueAsNewAfter?: number;
+  /** State carried over continue-as-new. */
+  carried?: NotificationState;
+}
+
+/** Signals per run before continuing as new, keeping each run's history small. */
+const DEFAULT_CONTINUE_AS_NEW_AFTER = 500;
+
+/**
+ * A user's inbox: aggregates notifications across agent runs. Created by signal-with-start, runs
+ * forever, and continues as new with its exact state, so nothing is lost or renumbered by it.
+ */
+export async function inboxWorkflow(input: InboxInput = {}): Promise<never> {
+  const parsed = input.carried === undefined ? undefined : NotificationStateSchema.safeParse(input.carried);
+  if (parsed && !parsed.success) {
+    throw ApplicationFailure.create({
+      type: 'InvalidInboxState',
+      message: `Invalid carried inbox state: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
+      nonRetryable: true,
+    });
+  }
+  const carried = parsed?.data;
+  const box = new NotificationBox(carried, input.maxNotifications);
+  box.registerHandlers();
+  const limit = input.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
+  await condition(() => workflowInfo().continueAsNewSuggested || box.handled >= limit);
+  await condition(allHandlersFinished);
+  return continueAsNew<typeof inboxWorkflow>({ ...input, carried: box.snapshot() });
+}
