@@ -10,6 +10,7 @@ import {
   stateQuery,
   userMessageSignal,
 } from '../shared/agent';
+import { notificationsQuery } from '../shared/notifications/messages';
 import { formatZodIssues } from '../shared/tools/define';
 import { TOOL_NAMES } from '../shared/tools/registry';
 import { loadWorkerConfig } from '../workers/config';
@@ -249,12 +250,16 @@ program
       const input: AgentInput = {
         task: 'Plan my Tokyo trip budget: 4 hotel nights at 182.50 EUR, a 912 EUR flight, plus a 10% reserve. What time is it there now?',
         model: { provider: 'scripted', script: 'demo' },
-        tools: ['get_time', 'calculator'],
+        tools: ['get_time', 'calculator', 'notify_user'],
+        notify: { user: 'demo' },
       };
       const handle = await startAgentRun(client, input, { taskQueue: config.taskQueue, workflowId });
       console.log(`Started ${workflowId}\nTask: ${input.task}`);
       const outcome = await watchRun(client, handle, (l) => console.log(l));
       console.log(`\n${outcome.result?.answer ?? `Run ${outcome.outcome}: ${outcome.error ?? ''}`}\n`);
+      const { notifications } = await handle.query(notificationsQuery);
+      for (const n of notifications) console.log(`notification #${n.no} [${n.type}, priority ${n.priority}] ${n.title}: ${n.message}`);
+      console.log(`(also in inbox:demo — durable-agent notifications inbox:demo)\n`);
       console.log(`Inspect it: .temporal/venv/bin/temporal workflow show --workflow-id ${workflowId}`);
       if (s.uiUrl) console.log(`or in the Web UI: ${s.uiUrl}/namespaces/default/workflows/${workflowId}`);
       console.log('Stop the server with: npx durable-agent server stop');

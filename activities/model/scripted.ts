@@ -69,6 +69,16 @@ export function renderScriptText(template: string, messages: ChatMessage[]): str
     });
 }
 
+/** Renders templates in every string inside tool-call arguments (e.g. a value found by an earlier call). */
+function renderArgs(value: unknown, messages: ChatMessage[]): unknown {
+  if (typeof value === 'string') return renderScriptText(value, messages);
+  if (Array.isArray(value)) return value.map((v) => renderArgs(v, messages));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, renderArgs(v, messages)]));
+  }
+  return value;
+}
+
 /**
  * The offline model: turn N of the script answers the N-th model call of the run, counted from the
  * assistant messages already in the conversation. Stateless, so retries and replays give the same turn.
@@ -91,7 +101,7 @@ export function createScriptedProvider(
         ? turn.toolCalls.map((c, i) => ({
             id: c.id ?? `call_${index + 1}_${i + 1}`,
             name: c.name,
-            arguments: c.arguments ?? {},
+            arguments: renderArgs(c.arguments ?? {}, messages),
           }))
         : [];
     const input = messages.map((m) => ('content' in m && m.content ? m.content : '')).join('\n');

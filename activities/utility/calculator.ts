@@ -21,23 +21,16 @@ export function evaluateExpression(expression: string): number {
     return v;
   };
   const term = (): number => {
-    let v = power();
+    let v = unary();
     while (peek() === '*' || peek() === '/' || peek() === '%') {
       const op = src[pos++];
-      const r = power();
+      const r = unary();
       if ((op === '/' || op === '%') && r === 0) fail('division by zero');
       v = op === '*' ? v * r : op === '/' ? v / r : v % r;
     }
     return v;
   };
-  const power = (): number => {
-    const base = unary();
-    if (peek() === '^') {
-      pos++;
-      return base ** power();
-    }
-    return base;
-  };
+  // Unary minus binds looser than ^, as in mathematics: -2^2 is -(2^2).
   const unary = (): number => {
     if (peek() === '-') {
       pos++;
@@ -47,7 +40,15 @@ export function evaluateExpression(expression: string): number {
       pos++;
       return unary();
     }
-    return atom();
+    return power();
+  };
+  const power = (): number => {
+    const base = atom();
+    if (peek() === '^') {
+      pos++;
+      return base ** unary();
+    }
+    return base;
   };
   const atom = (): number => {
     if (peek() === '(') {

@@ -29,14 +29,17 @@ afterAll(async () => {
 
 test('run shows progress, prints the final answer, and each tool call is its own activity', async () => {
   const id = uid('cli-run');
-  const out = await runCli(['run', '--id', id, '--model', 'scripted:demo', 'Plan the Tokyo budget'], env);
+  const out = await runCli(
+    ['run', '--id', id, '--model', 'scripted:demo', '--tools', 'get_time,calculator,notify_user', 'Plan the Tokyo budget'],
+    env,
+  );
   expect(out.stderr).toBe('');
   expect(out.code).toBe(0);
   expect(out.stdout).toContain(`Started ${id}`);
   expect(out.stdout).toMatch(/\[step 1\] → get_time \{"timezone":"Asia\/Tokyo"\} \(time_tokyo\)/);
   expect(out.stdout).toMatch(/\[step 2\] ✓ calculator in \d+ ms: 1806\.2/);
   expect(out.stdout).toContain('the trip budget is 1806.2 EUR');
-  expect(out.stdout).toMatch(/3 steps, 3 tool calls/);
+  expect(out.stdout).toMatch(/3 steps, 5 tool calls/);
 
   const history = JSON.parse(
     execFileSync(temporalBinary('temporal'), ['workflow', 'show', '--address', env.TEMPORAL_ADDRESS!, '-w', id, '--output', 'json'], {
@@ -46,7 +49,16 @@ test('run shows progress, prints the final answer, and each tool call is its own
   const activities = history.events
     .map((e) => e.activityTaskScheduledEventAttributes?.activityType.name)
     .filter(Boolean);
-  expect(activities).toEqual(['callModel', 'get_time', 'calculator', 'callModel', 'calculator', 'callModel']);
+  expect(activities).toEqual([
+    'callModel',
+    'get_time',
+    'calculator',
+    'notify_user',
+    'callModel',
+    'calculator',
+    'notify_user',
+    'callModel',
+  ]);
 
   const status = await runCli(['status', id, '--json'], env);
   expect(status.code).toBe(0);
@@ -71,7 +83,7 @@ test('bad input is refused before anything starts, naming what to fix', async ()
   expect(empty.stderr).toMatch(/task: the task must not be empty/);
 
   const tool = await runCli(['run', '--tools', 'calculator,format_disk', 'x'], env);
-  expect(tool.stderr).toMatch(/unknown tool "format_disk"; known tools: get_time, calculator, wait/);
+  expect(tool.stderr).toMatch(/unknown tool "format_disk"; known tools: get_time, calculator, wait, notify_user/);
 
   const model = await runCli(['run', '--model', 'gpt4', 'x'], env);
   expect(model.stderr).toMatch(/--model "gpt4": use scripted:<script>, openai:<model> or anthropic:<model>/);

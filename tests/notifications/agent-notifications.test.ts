@@ -135,7 +135,7 @@ test('markRead, notificationsSince and clearNotifications behave per contract', 
       signalArgs: [{ message: 'one', id: 'a' }],
     });
     await h.signal(notifySignal, { message: 'two', id: 'b', display_time: -5 });
-    await h.signal(notifySignal, { message: 'three', id: 'c', display_time: 'soon' });
+    await h.signal(notifySignal, { message: 'three', id: 'c', display_time: 'soon' } as never);
     const first = await h.query(notificationsQuery);
     expect(first.count).toBe(3);
     // API defaults: NORMAL priority, 3 s, and bad display times fall back to 3 s.

@@ -1,0 +1,120 @@
+/**
+ * What Temporal adds to each agent step. Runs the same scripted loop (model turn → one no-op-sized
+ * tool call → result) (a) in process, calling the same provider and activity functions directly, and
+ * (b) as the agent workflow on the real dev server with an in-process worker, and prints per-step
+ * p50/p95 for both and the difference.
+ *
+ *   npx tsx bench/loop-overhead.ts [steps=50] [runs=3]
+ */
+import { performance } from 'node:perf_hooks';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode } from '@temporalio/worker';
+import { createScriptedProvider } from '../activities/model/scripted';
+import { calculator } from '../activities/utility/calculator';
+import { startDevServer, stopDevServer } from '../cli/dev-server';
+import type { AgentInput, AgentResult } from '../shared/agent';
+import { eventsQuery } from '../shared/agent';
+import type { ChatMessage } from '../shared/conversation';
+import type { ScriptedTurn } from '../shared/model';
+import { CalculatorArgs } from '../shared/tools/calculator';
+import { loadWorkerConfig } from '../workers/config';
+import { WORKFLOWS_PATH, createAgentWorker } from '../workers/worker';
+import { freePort } from '../tests/support/processes';
+import { tempDir } from '../tests/support/temporal';
+import { summary, percentile } from './stats';
+
+const STEPS = Number(process.argv[2] ?? 50);
+const RUNS = Number(process.argv[3] ?? 3);
+
+function script(steps: number): ScriptedTurn[] {
+  const turns: ScriptedTurn[] = [];
+  for (let i = 1; i < steps; i++) turns.push({ toolCalls: [{ name: 'calculator', arguments: { expression: `${i}+1` } }] });
+  turns.push({ content: 'done' });
+  return turns;
+}
+
+/** (a) The loop without Temporal: same provider, same validation, same activity function. */
+async function inProcess(turns: ScriptedTurn[]): Promise<number[]> {
+  const provider = createScriptedProvider('/nonexistent');
+  const messages: ChatMessage[] = [{ role: 'user', content: 'bench' }];
+  const steps: number[] = [];
+  for (;;) {
+    const t0 = performance.now();
+    const out = await provider({ model: { provider: 'scripted', turns }, messages, tools: [] });
+    messages.push({ role: 'assistant', content: out.content, toolCalls: out.toolCalls });
+    if (out.toolCalls.length === 0) {
+      steps.push(performance.now() - t0);
+      return steps;
+    }
+    for (const call of out.toolCalls) {
+      const args = CalculatorArgs.parse(call.arguments);
+      const r = await calculator({ toolCallId: call.id, args });
+      messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: r.content });
+    }
+    steps.push(performance.now() - t0);
+  }
+}
+
+async function main() {
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  const turns = script(STEPS);
+
+  const local: number[] = [];
+  await inProcess(turns); // warm-up
+  for (let r = 0; r < RUNS; r++) local.push(...(await inProcess(turns)));
+
+  const dataDir = tempDir('bench-loop');
+  const port = await freePort();
+  await startDevServer({ dataDir, port, headless: true });
+  const address = `127.0.0.1:${port}`;
+  const client = new Client({ connection: await Connection.connect({ address }) });
+  const connection = await NativeConnection.connect({ address });
+  const taskQueue = 'bench-loop';
+  const worker = await createAgentWorker({
+    connection,
+    namespace: 'default',
+    config: loadWorkerConfig({}),
+    taskQueue,
+    client,
+    workflowBundle: await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') }),
+  });
+  const remote: number[] = [];
+  const totals: number[] = [];
+  await worker.runUntil(async () => {
+    for (let r = 0; r <= RUNS; r++) {
+      const input: AgentInput = {
+        task: 'bench',
+        tools: ['calculator'],
+        model: { provider: 'scripted', turns },
+        policy: { maxSteps: STEPS + 1 },
+      };
+      const workflowId = `bench-${Date.now()}-${r}`;
+      const t0 = performance.now();
+      const handle = await client.workflow.start('agentWorkflow', { taskQueue, workflowId, args: [input] });
+      const result = (await handle.result()) as AgentResult;
+      const total = performance.now() - t0;
+      if (result.steps !== STEPS) throw new Error(`expected ${STEPS} steps, got ${result.steps}`);
+      if (r === 0) continue; // warm-up: worker caches, first bundle load
+      totals.push(total / STEPS);
+      const starts = (await handle.query(eventsQuery, {}))
+        .filter((e) => e.kind === 'model_started')
+        .map((e) => Date.parse(e.at));
+      for (let i = 1; i < starts.length; i++) remote.push((starts[i] as number) - (starts[i - 1] as number));
+    }
+  });
+  await connection.close();
+  await client.connection.close();
+  if (process.env.BENCH_KEEP_SERVER) console.log(`server kept at ${address}, data ${dataDir}`);
+  else await stopDevServer({ dataDir, port });
+
+  console.log(`Agent loop, ${STEPS} steps × ${RUNS} runs, one calculator call per step`);
+  console.log(`(a) in process:          ${summary(local)}`);
+  console.log(`(b) Temporal dev server: ${summary(remote)}  (workflow-time step intervals)`);
+  console.log(`    wall clock per step: ${summary(totals)}  (run duration / steps)`);
+  console.log(`added latency per step:  p50 ${(percentile(remote, 50) - percentile(local, 50)).toFixed(2)} ms, p95 ${(percentile(remote, 95) - percentile(local, 95)).toFixed(2)} ms`);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

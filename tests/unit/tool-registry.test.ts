@@ -1,0 +1,72 @@
+import { createActivities } from '../../activities';
+import { modelToolSpecs } from '../../activities/model';
+import { parseModelSpec } from '../../cli/model-spec';
+import { AgentInputSchema } from '../../shared/agent';
+import { defineTool, formatZodIssues } from '../../shared/tools/define';
+import { TOOL_REGISTRY } from '../../shared/tools/registry';
+import { loadWorkerConfig } from '../../workers/config';
+import { z } from 'zod';
+
+test('every registered tool follows the conventions and has an activity named after it', () => {
+  const activities = createActivities({ config: loadWorkerConfig({}) });
+  for (const def of Object.values(TOOL_REGISTRY)) {
+    expect(def.name).toMatch(/^[a-z][a-z0-9_]*$/);
+    expect(def.sign).toMatch(/^[a-z]$/);
+    expect(def.description.length).toBeGreaterThan(10);
+    expect(def.description_zh).toMatch(/[\u4e00-\u9fff]/);
+    expect(typeof activities[def.name]).toBe('function');
+  }
+});
+
+test('the model sees JSON Schema generated from the same zod schema the workflow validates with', () => {
+  const [calc] = modelToolSpecs(['calculator']);
+  expect(calc?.parameters).toMatchObject({
+    type: 'object',
+    properties: { expression: { type: 'string', minLength: 1, maxLength: 500 } },
+    required: ['expression'],
+  });
+  expect(calc?.parameters).not.toHaveProperty('$schema');
+  const [notify] = modelToolSpecs(['notify_user']);
+  // notify_user's instructions come from prompts/notify-user.md.
+  expect(notify?.description).toContain('priority values: 20 high urgency, 10 normal urgency; omit for high');
+  expect(() => modelToolSpecs(['nope'])).toThrow(/Tool "nope" is not registered/);
+});
+
+test('defineTool refuses tools that break the conventions', () => {
+  const base = {
+    name: 'ok_tool',
+    description: 'd',
+    description_zh: '描述',
+    category: 'utility' as const,
+    sign: 'o',
+    inputs: z.object({}),
+    output: 'x',
+    activity: { startToCloseTimeout: '1s' as const },
+  };
+  expect(() => defineTool({ ...base, name: 'Bad-Name' })).toThrow(/snake_case/);
+  expect(() => defineTool({ ...base, sign: 'ab' })).toThrow(/one lower-case letter/);
+  expect(() => defineTool({ ...base, description_zh: ' ' })).toThrow(/Chinese description/);
+});
+
+test('agent input validation names every bad field', () => {
+  const r = AgentInputSchema.safeParse({
+    task: 'x',
+    model: { provider: 'scripted' },
+    policy: { maxParallelTools: 0, approvalTimeout: 'soon' },
+    extra: 1,
+  });
+  expect(r.success).toBe(false);
+  const msg = formatZodIssues(r.error!);
+  expect(msg).toMatch(/model: give exactly one of "script" or "turns"/);
+  expect(msg).toMatch(/policy\.maxParallelTools/);
+  expect(msg).toMatch(/policy\.approvalTimeout: use milliseconds or text such as "30 seconds"/);
+  expect(msg).toMatch(/Unrecognized key: "extra"/);
+});
+
+test('--model values parse into model choices, with a clear error otherwise', () => {
+  expect(parseModelSpec('scripted:demo')).toEqual({ provider: 'scripted', script: 'demo' });
+  expect(parseModelSpec('openai:gpt-4o-mini')).toEqual({ provider: 'openai', model: 'gpt-4o-mini' });
+  expect(parseModelSpec('anthropic:claude-sonnet-4-5')).toMatchObject({ provider: 'anthropic', model: 'claude-sonnet-4-5' });
+  expect(() => parseModelSpec('ollama:llama3')).toThrow(/unknown provider "ollama"/);
+  expect(() => parseModelSpec('openai:')).toThrow(/use scripted:<script>/);
+});
