@@ -7,7 +7,9 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', '.temporal/**', '.data/**', 'coverage/**', '**/*.js', '**/*.mjs'] },
+  {
+    ignores: ['node_modules/**', 'dist/**', '.temporal/**', '.data/**', 'coverage/**', '**/*.js', '**/*.mjs'],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
@@ -28,7 +30,12 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { paths: nodeBuiltins.map((name) => ({ name, message: 'Workflow code is sandboxed: no Node built-ins.' })) },
+        {
+          paths: nodeBuiltins.map((name) => ({
+            name,
+            message: 'Workflow code is sandboxed: no Node built-ins.',
+          })),
+        },
       ],
     },
   },

@@ -28,7 +28,8 @@ const RUNS = Number(process.argv[3] ?? 3);
 
 function script(steps: number): ScriptedTurn[] {
   const turns: ScriptedTurn[] = [];
-  for (let i = 1; i < steps; i++) turns.push({ toolCalls: [{ name: 'calculator', arguments: { expression: `${i}+1` } }] });
+  for (let i = 1; i < steps; i++)
+    turns.push({ toolCalls: [{ name: 'calculator', arguments: { expression: `${i}+1` } }] });
   turns.push({ content: 'done' });
   return turns;
 }
@@ -76,7 +77,10 @@ async function main() {
     config: loadWorkerConfig({}),
     taskQueue,
     client,
-    workflowBundle: await bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') }),
+    workflowBundle: await bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      logger: new DefaultLogger('WARN'),
+    }),
   });
   const remote: number[] = [];
   const totals: number[] = [];
@@ -111,7 +115,9 @@ async function main() {
   console.log(`(a) in process:          ${summary(local)}`);
   console.log(`(b) Temporal dev server: ${summary(remote)}  (workflow-time step intervals)`);
   console.log(`    wall clock per step: ${summary(totals)}  (run duration / steps)`);
-  console.log(`added latency per step:  p50 ${(percentile(remote, 50) - percentile(local, 50)).toFixed(2)} ms, p95 ${(percentile(remote, 95) - percentile(local, 95)).toFixed(2)} ms`);
+  console.log(
+    `added latency per step:  p50 ${(percentile(remote, 50) - percentile(local, 50)).toFixed(2)} ms, p95 ${(percentile(remote, 95) - percentile(local, 95)).toFixed(2)} ms`,
+  );
 }
 
 main().catch((err) => {

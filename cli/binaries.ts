@@ -7,7 +7,8 @@ export const PROJECT_ROOT = findRoot(__dirname);
 function findRoot(start: string): string {
   let dir = start;
   for (;;) {
-    if (fs.existsSync(path.join(dir, 'package.json')) && fs.existsSync(path.join(dir, 'workflows'))) return dir;
+    if (fs.existsSync(path.join(dir, 'package.json')) && fs.existsSync(path.join(dir, 'workflows')))
+      return dir;
     const parent = path.dirname(dir);
     if (parent === dir) return path.resolve(start, '..');
     dir = parent;

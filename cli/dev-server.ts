@@ -178,7 +178,9 @@ async function waitUntilServing(address: string, timeoutSec: number, logFile: st
     }
     await new Promise((r) => setTimeout(r, 200));
   }
-  throw new Error(`The Temporal dev server did not answer on ${address} within ${timeoutSec}s; see ${logFile}`);
+  throw new Error(
+    `The Temporal dev server did not answer on ${address} within ${timeoutSec}s; see ${logFile}`,
+  );
 }
 
 function tail(file: string): string {

@@ -3,13 +3,9 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import type { WorkflowHandle } from '@temporalio/client';
 import type { AgentInput } from '../shared/agent';
-import {
-  AgentInputSchema,
-  approveToolCallUpdate,
-  stateQuery,
-  userMessageSignal,
-} from '../shared/agent';
+import { AgentInputSchema, approveToolCallUpdate, stateQuery, userMessageSignal } from '../shared/agent';
 import { notificationsQuery } from '../shared/notifications/messages';
 import { formatZodIssues } from '../shared/tools/define';
 import { TOOL_NAMES } from '../shared/tools/registry';
@@ -18,6 +14,7 @@ import { connectClient, temporalTarget } from '../workers/connect';
 import { installJsonLogging, runWorker } from '../workers/run';
 import { devServerStatus, startDevServer, stopDevServer } from './dev-server';
 import { parseModelSpec } from './model-spec';
+import { registerNotificationCommands } from './notifications';
 import { startAgentRun } from './start-run';
 import { watchRun } from './watch';
 
@@ -25,7 +22,10 @@ const program = new Command();
 program
   .name('durable-agent')
   .description('Run AI agents as durable Temporal workflows')
-  .option('--address <host:port>', 'Temporal frontend (default: TEMPORAL_ADDRESS, a profile, or 127.0.0.1:7233)')
+  .option(
+    '--address <host:port>',
+    'Temporal frontend (default: TEMPORAL_ADDRESS, a profile, or 127.0.0.1:7233)',
+  )
   .option('--namespace <name>', 'Temporal namespace (default: TEMPORAL_NAMESPACE or "default")');
 
 function target() {
@@ -40,7 +40,9 @@ function positiveInt(value: string): number {
 }
 
 // ---------------------------------------------------------------- server
-const server = program.command('server').description('The local Temporal dev server (persistent SQLite file)');
+const server = program
+  .command('server')
+  .description('The local Temporal dev server (persistent SQLite file)');
 const serverOpts = (cmd: Command) =>
   cmd
     .option('--data-dir <dir>', 'folder for the database, pid and log (default .data/temporal)')
@@ -58,7 +60,9 @@ serverOpts(server.command('start').description('Start it (idempotent); returns o
   },
 );
 serverOpts(server.command('stop').description('Stop it')).action(async (o: ServerOpts) => {
-  console.log((await stopDevServer(o)) ? 'Temporal dev server stopped' : 'Temporal dev server was not running');
+  console.log(
+    (await stopDevServer(o)) ? 'Temporal dev server stopped' : 'Temporal dev server was not running',
+  );
 });
 serverOpts(server.command('status').description('Is it running?')).action(async (o: ServerOpts) => {
   const s = await devServerStatus(o);
@@ -71,7 +75,7 @@ program
   .command('worker')
   .description('Run a worker: agent workflows, the model activity and every tool activity')
   .action(async () => {
-    await runWorker({ config: loadWorkerConfig(), target: target() });
+    await runWorker({ config: loadWorkerConfig(), target: target() }).done;
   });
 
 // ---------------------------------------------------------------- run
@@ -96,7 +100,11 @@ function buildInput(task: string | undefined, o: RunOpts): AgentInput {
   if (o.input) input = JSON.parse(fs.readFileSync(o.input, 'utf8')) as Record<string, unknown>;
   if (task !== undefined) input.task = task;
   if (!o.input || o.model !== 'scripted:demo') input.model = parseModelSpec(o.model);
-  if (o.tools !== undefined) input.tools = o.tools.split(',').map((t) => t.trim()).filter(Boolean);
+  if (o.tools !== undefined)
+    input.tools = o.tools
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
   if (o.system !== undefined) input.system = o.system;
   const policy = { ...((input.policy as object | undefined) ?? {}) } as Record<string, unknown>;
   if (o.maxSteps !== undefined) policy.maxSteps = o.maxSteps;
@@ -113,7 +121,11 @@ program
   .command('run')
   .description('Start an agent run, show its progress live, and print the final answer')
   .argument('[task]', 'what the agent should do')
-  .addOption(new Option('--model <provider:name>', 'scripted:<script> | openai:<model> | anthropic:<model>').default('scripted:demo'))
+  .addOption(
+    new Option('--model <provider:name>', 'scripted:<script> | openai:<model> | anthropic:<model>').default(
+      'scripted:demo',
+    ),
+  )
   .option('--tools <names>', `comma-separated tools (known: ${TOOL_NAMES.join(', ')})`)
   .option('--max-steps <n>', 'model turns before the run stops', positiveInt)
   .option('--max-tokens <n>', 'token budget', positiveInt)
@@ -126,7 +138,8 @@ program
   .option('--json', 'print one JSON object with the outcome instead of progress')
   .option('--no-wait', 'start the run and print its id without waiting')
   .action(async (task: string | undefined, o: RunOpts) => {
-    if (task === undefined && !o.input) throw new Error('Give a task: durable-agent run "<task>" (or --input file.json)');
+    if (task === undefined && !o.input)
+      throw new Error('Give a task: durable-agent run "<task>" (or --input file.json)');
     const input = buildInput(task, o);
     const client = await connectClient(target());
     try {
@@ -159,7 +172,7 @@ program
   });
 
 // ---------------------------------------------------------------- status / cancel / message / approve
-async function withHandle<T>(id: string, fn: (h: ReturnType<import('@temporalio/client').Client['workflow']['getHandle']>) => Promise<T>) {
+async function withHandle<T>(id: string, fn: (h: WorkflowHandle) => Promise<T>) {
   const client = await connectClient(target());
   try {
     return await fn(client.workflow.getHandle(id));
@@ -183,7 +196,9 @@ program
         console.log(JSON.stringify({ workflowStatus: desc.status.name, ...state }, null, 2));
         return;
       }
-      console.log(`${id}: ${state.status} (workflow ${desc.status.name}), step ${state.step}/${state.maxSteps}`);
+      console.log(
+        `${id}: ${state.status} (workflow ${desc.status.name}), step ${state.step}/${state.maxSteps}`,
+      );
       console.log(
         `usage: ${state.usage.modelCalls} model calls, ${state.usage.toolCalls} tool calls, ` +
           `${state.usage.inputTokens}+${state.usage.outputTokens} tokens; continued as new ${state.continuations}×`,
@@ -258,7 +273,8 @@ program
       const outcome = await watchRun(client, handle, (l) => console.log(l));
       console.log(`\n${outcome.result?.answer ?? `Run ${outcome.outcome}: ${outcome.error ?? ''}`}\n`);
       const { notifications } = await handle.query(notificationsQuery);
-      for (const n of notifications) console.log(`notification #${n.no} [${n.type}, priority ${n.priority}] ${n.title}: ${n.message}`);
+      for (const n of notifications)
+        console.log(`notification #${n.no} [${n.type}, priority ${n.priority}] ${n.title}: ${n.message}`);
       console.log(`(also in inbox:demo — durable-agent notifications inbox:demo)\n`);
       console.log(`Inspect it: .temporal/venv/bin/temporal workflow show --workflow-id ${workflowId}`);
       if (s.uiUrl) console.log(`or in the Web UI: ${s.uiUrl}/namespaces/default/workflows/${workflowId}`);
@@ -269,6 +285,8 @@ program
       await worker.stop();
     }
   });
+
+registerNotificationCommands(program, target);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(`error: ${err instanceof Error ? err.message : String(err)}`);

@@ -2,7 +2,12 @@ import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/
 import type { SearchAttributePair } from '@temporalio/common';
 import type { AgentInput } from '../shared/agent';
 import { AGENT_WORKFLOW_TYPE } from '../shared/agent';
-import { AGENT_SEARCH_ATTRIBUTES, AgentModelKey, AgentStatusKey, AgentStepKey } from '../shared/search-attributes';
+import {
+  AGENT_SEARCH_ATTRIBUTES,
+  AgentModelKey,
+  AgentStatusKey,
+  AgentStepKey,
+} from '../shared/search-attributes';
 
 const registered = new WeakMap<Client, Promise<boolean>>();
 
@@ -28,7 +33,8 @@ export async function startAgentRun(
   input: AgentInput,
   opts: { workflowId: string; taskQueue: string; memo?: Record<string, unknown> },
 ): Promise<WorkflowHandleWithFirstExecutionRunId> {
-  const model = input.model.provider === 'scripted' ? 'scripted' : `${input.model.provider}:${input.model.model}`;
+  const model =
+    input.model.provider === 'scripted' ? 'scripted' : `${input.model.provider}:${input.model.model}`;
   const attributes: SearchAttributePair[] = [
     { key: AgentStatusKey, value: 'running' },
     { key: AgentStepKey, value: 0 },

@@ -20,7 +20,12 @@ const DurationSchema = z.union([
 export const PolicySchema = z
   .object({
     maxSteps: z.number().int().min(1).max(10_000).default(25).describe('Model turns before the run stops'),
-    maxTokens: z.number().int().positive().optional().describe('Total input+output tokens before the run stops'),
+    maxTokens: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe('Total input+output tokens before the run stops'),
     maxParallelTools: z.number().int().min(1).max(32).default(4),
     requireApproval: z
       .array(z.string())
@@ -70,7 +75,8 @@ export type AgentInput = z.input<typeof AgentInputSchema>;
 export type ParsedAgentInput = z.output<typeof AgentInputSchema>;
 
 /** Where a run is. */
-export type AgentStatus = 'running' | 'waiting_for_approval' | 'completed' | 'stopped' | 'failed' | 'cancelled';
+export type AgentStatus =
+  'running' | 'waiting_for_approval' | 'completed' | 'stopped' | 'failed' | 'cancelled';
 
 /** Why a run stopped. */
 export type StopReason = 'final_answer' | 'max_steps' | 'max_tokens' | 'cancelled';
@@ -178,9 +184,10 @@ export const transcriptQuery = defineQuery<TranscriptEntry[]>('transcript');
 /** Query: events after `since` (a sequence number), for live progress. */
 export const eventsQuery = defineQuery<AgentEvent[], [{ since?: number }?]>('events');
 /** Update: approve or reject a tool call that is waiting for approval. */
-export const approveToolCallUpdate = defineUpdate<{ toolCallId: string; approved: boolean }, [ApprovalDecision]>(
-  'approveToolCall',
-);
+export const approveToolCallUpdate = defineUpdate<
+  { toolCallId: string; approved: boolean },
+  [ApprovalDecision]
+>('approveToolCall');
 
 /** Workflow type name of the agent workflow. */
 export const AGENT_WORKFLOW_TYPE = 'agentWorkflow';

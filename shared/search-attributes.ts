@@ -10,4 +10,9 @@ export const AgentStepKey = defineSearchAttributeKey('AgentStep', 'INT');
 export const AgentLastToolKey = defineSearchAttributeKey('AgentLastTool', 'KEYWORD');
 
 /** All agent search attributes, with the type names `temporal operator search-attribute create` takes. */
-export const AGENT_SEARCH_ATTRIBUTES = [AgentStatusKey, AgentModelKey, AgentStepKey, AgentLastToolKey] as const;
+export const AGENT_SEARCH_ATTRIBUTES = [
+  AgentStatusKey,
+  AgentModelKey,
+  AgentStepKey,
+  AgentLastToolKey,
+] as const;

@@ -6,7 +6,10 @@ import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from
  * through Temporal's logger. Arguments and results are never logged: they may hold user data.
  */
 export class ActivityOutcomeLogger implements ActivityInboundCallsInterceptor {
-  async execute(input: ActivityExecuteInput, next: Next<ActivityInboundCallsInterceptor, 'execute'>): Promise<unknown> {
+  async execute(
+    input: ActivityExecuteInput,
+    next: Next<ActivityInboundCallsInterceptor, 'execute'>,
+  ): Promise<unknown> {
     const ctx = Context.current();
     const meta = {
       activityType: ctx.info.activityType,
@@ -20,7 +23,11 @@ export class ActivityOutcomeLogger implements ActivityInboundCallsInterceptor {
       ctx.log.info('activity completed', { ...meta, durationMs: Date.now() - started });
       return result;
     } catch (err) {
-      ctx.log.warn('activity failed', { ...meta, durationMs: Date.now() - started, error: (err as Error).message });
+      ctx.log.warn('activity failed', {
+        ...meta,
+        durationMs: Date.now() - started,
+        error: (err as Error).message,
+      });
       throw err;
     }
   }

@@ -216,7 +216,7 @@ class AgentRun {
         return { toolCallId: decision.toolCallId, approved: decision.approve };
       },
       {
-        validator: (decision) => {
+        validator: (decision: ApprovalDecision) => {
           if (typeof decision?.toolCallId !== 'string' || typeof decision.approve !== 'boolean') {
             throw new Error('Give { toolCallId: string, approve: boolean, reason?: string }');
           }
@@ -253,7 +253,10 @@ class AgentRun {
         this.publishSearchAttributes();
 
         const stepsThisRun = this.step - this.stepsAtStart;
-        if (workflowInfo().continueAsNewSuggested || stepsThisRun >= this.input.policy.continueAsNewAfterSteps) {
+        if (
+          workflowInfo().continueAsNewSuggested ||
+          stepsThisRun >= this.input.policy.continueAsNewAfterSteps
+        ) {
           await condition(allHandlersFinished);
           this.continuations += 1;
           this.emit({ kind: 'continued_as_new', text: `continuation ${this.continuations}` });
@@ -284,7 +287,8 @@ class AgentRun {
   }
 
   private drainUserMessages(): void {
-    for (const text of this.pendingUserMessages.splice(0)) this.messages.push({ role: 'user', content: text });
+    for (const text of this.pendingUserMessages.splice(0))
+      this.messages.push({ role: 'user', content: text });
   }
 
   private async modelTurn(): Promise<{ content: string | null; toolCalls: ToolCall[] }> {
@@ -295,7 +299,8 @@ class AgentRun {
       out = await callModel({ model: this.input.model, messages: this.messages, tools: this.input.tools });
     } catch (err) {
       if (isCancellation(err)) throw err;
-      const cause = err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : undefined;
+      const cause =
+        err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : undefined;
       throw ApplicationFailure.create({
         type: cause?.type ?? 'ModelCallFailed',
         message: `Model call failed at step ${this.step}: ${cause?.message ?? (err as Error).message}`,
@@ -305,7 +310,11 @@ class AgentRun {
     }
     this.usage = { ...this.usage, ...addUsage(this.usage, out.usage), modelCalls: this.usage.modelCalls + 1 };
     const toolCalls = out.toolCalls.map((call) => ({ ...call, id: this.uniqueCallId(call.id) }));
-    this.messages.push({ role: 'assistant', content: out.content, ...(toolCalls.length ? { toolCalls } : {}) });
+    this.messages.push({
+      role: 'assistant',
+      content: out.content,
+      ...(toolCalls.length ? { toolCalls } : {}),
+    });
     this.emit({
       kind: 'model_finished',
       text: clip(out.content ?? ''),
@@ -328,22 +337,46 @@ class AgentRun {
 
   private async runToolCall(call: ToolCall): Promise<Extract<ChatMessage, { role: 'tool' }>> {
     const reply = (content: string, isError = false) =>
-      ({ role: 'tool', toolCallId: call.id, name: call.name, content, ...(isError ? { isError } : {}) }) as const;
+      ({
+        role: 'tool',
+        toolCallId: call.id,
+        name: call.name,
+        content,
+        ...(isError ? { isError } : {}),
+      }) as const;
 
     const def = this.input.tools.includes(call.name) ? findTool(call.name) : undefined;
     if (!def) {
       const msg = `Unknown tool "${call.name}". Available tools: ${this.input.tools.join(', ') || '(none)'}.`;
-      this.emit({ kind: 'tool_rejected', toolCallId: call.id, tool: call.name, args: call.arguments, text: msg });
+      this.emit({
+        kind: 'tool_rejected',
+        toolCallId: call.id,
+        tool: call.name,
+        args: call.arguments,
+        text: msg,
+      });
       return reply(msg, true);
     }
     if (typeof call.arguments === 'string') {
       const msg = `Arguments for ${call.name} are not valid JSON: ${clip(call.arguments, 200)}. Send a JSON object.`;
-      this.emit({ kind: 'tool_rejected', toolCallId: call.id, tool: call.name, args: call.arguments, text: msg });
+      this.emit({
+        kind: 'tool_rejected',
+        toolCallId: call.id,
+        tool: call.name,
+        args: call.arguments,
+        text: msg,
+      });
       return reply(msg, true);
     }
     const args = checkToolArgs(def, call.arguments ?? {});
     if (!args.success) {
-      this.emit({ kind: 'tool_rejected', toolCallId: call.id, tool: call.name, args: call.arguments, text: args.error });
+      this.emit({
+        kind: 'tool_rejected',
+        toolCallId: call.id,
+        tool: call.name,
+        args: call.arguments,
+        text: args.error,
+      });
       return reply(args.error, true);
     }
 
@@ -384,7 +417,8 @@ class AgentRun {
         return reply(result.content, result.isError ?? false);
       } catch (err) {
         if (isCancellation(err)) throw err;
-        const cause = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
+        const cause =
+          err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
         const msg = `Tool ${call.name} failed: ${cause}`;
         this.lastError = msg;
         this.usage = { ...this.usage, toolCalls: this.usage.toolCalls + 1 };
@@ -427,14 +461,28 @@ class AgentRun {
     const wait: ApprovalWait = { decision: null };
     this.approvals.set(pending.toolCallId, wait);
     this.status = 'waiting_for_approval';
-    this.emit({ kind: 'approval_requested', toolCallId: pending.toolCallId, tool: pending.name, args: pending.args });
+    this.emit({
+      kind: 'approval_requested',
+      toolCallId: pending.toolCallId,
+      tool: pending.name,
+      args: pending.args,
+    });
     this.publishSearchAttributes();
     try {
-      const decided = await condition(() => wait.decision !== null, this.input.policy.approvalTimeout as Duration);
+      const decided = await condition(
+        () => wait.decision !== null,
+        this.input.policy.approvalTimeout as Duration,
+      );
       if (!decided) {
         const msg = `Approval for ${pending.name} timed out after ${String(this.input.policy.approvalTimeout)}; the call was not made.`;
         this.lastError = msg;
-        this.emit({ kind: 'approval_decided', toolCallId: pending.toolCallId, tool: pending.name, text: msg, isError: true });
+        this.emit({
+          kind: 'approval_decided',
+          toolCallId: pending.toolCallId,
+          tool: pending.name,
+          text: msg,
+          isError: true,
+        });
         await this.raise({
           type: 'warning',
           priority: NotificationPriority.HIGH,
@@ -453,7 +501,9 @@ class AgentRun {
         tool: pending.name,
         text: d.approve ? 'approved' : `rejected${d.reason ? `: ${d.reason}` : ''}`,
       });
-      return d.approve ? null : `The user rejected this call${d.reason ? `: ${d.reason}` : ''}. Do not retry it as is.`;
+      return d.approve
+        ? null
+        : `The user rejected this call${d.reason ? `: ${d.reason}` : ''}. Do not retry it as is.`;
     } finally {
       this.approvals.delete(pending.toolCallId);
       pending.state = 'queued';
@@ -498,7 +548,10 @@ class AgentRun {
     upsertSearchAttributes([
       { key: AgentStatusKey, value: this.status },
       { key: AgentStepKey, value: this.step },
-      { key: AgentModelKey, value: model.provider === 'scripted' ? 'scripted' : `${model.provider}:${model.model}` },
+      {
+        key: AgentModelKey,
+        value: model.provider === 'scripted' ? 'scripted' : `${model.provider}:${model.model}`,
+      },
       ...(lastTool ? [{ key: AgentLastToolKey, value: lastTool }] : []),
     ]);
   }
@@ -539,10 +592,18 @@ class AgentRun {
           return {
             role: m.role,
             text: m.content ?? '',
-            ...(m.toolCalls ? { toolCalls: m.toolCalls.map((c) => ({ id: c.id, name: c.name, args: c.arguments })) } : {}),
+            ...(m.toolCalls
+              ? { toolCalls: m.toolCalls.map((c) => ({ id: c.id, name: c.name, args: c.arguments })) }
+              : {}),
           };
         case 'tool':
-          return { role: m.role, text: m.content, toolCallId: m.toolCallId, name: m.name, isError: m.isError ?? false };
+          return {
+            role: m.role,
+            text: m.content,
+            toolCallId: m.toolCallId,
+            name: m.name,
+            isError: m.isError ?? false,
+          };
         default:
           return { role: m.role, text: m.content };
       }

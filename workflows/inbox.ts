@@ -1,4 +1,10 @@
-import { ApplicationFailure, allHandlersFinished, condition, continueAsNew, workflowInfo } from '@temporalio/workflow';
+import {
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { NotificationStateSchema } from '../shared/notifications/state';
 import type { NotificationState } from '../shared/notifications/state';
 import { NotificationBox } from './notifications';

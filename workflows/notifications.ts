@@ -8,9 +8,21 @@ import {
   unreadCountQuery,
 } from '../shared/notifications/messages';
 import type { MarkReadInput, ValidNotificationInput } from '../shared/notifications/schema';
-import { API_NOTIFICATION_DEFAULTS, MarkReadInputSchema, validateNotificationInput } from '../shared/notifications/schema';
+import {
+  API_NOTIFICATION_DEFAULTS,
+  MarkReadInputSchema,
+  validateNotificationInput,
+} from '../shared/notifications/schema';
 import type { NotificationState } from '../shared/notifications/state';
-import { add, clear, createNotificationState, history, markRead, since, unreadCount } from '../shared/notifications/state';
+import {
+  add,
+  clear,
+  createNotificationState,
+  history,
+  markRead,
+  since,
+  unreadCount,
+} from '../shared/notifications/state';
 
 /**
  * A workflow's notifications: the state, and the signal and query handlers of the public contract.

@@ -11,4 +11,6 @@ export interface ProviderRequest<M extends ModelChoice = ModelChoice> {
 }
 
 /** A model provider: one chat turn in, one assistant turn out. */
-export type ModelProvider<M extends ModelChoice = ModelChoice> = (req: ProviderRequest<M>) => Promise<CallModelOutput>;
+export type ModelProvider<M extends ModelChoice = ModelChoice> = (
+  req: ProviderRequest<M>,
+) => Promise<CallModelOutput>;

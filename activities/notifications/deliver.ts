@@ -1,6 +1,11 @@
 import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { INBOX_WORKFLOW_TYPE, inboxUser, inboxWorkflowId, notifySignal } from '../../shared/notifications/messages';
+import {
+  INBOX_WORKFLOW_TYPE,
+  inboxUser,
+  inboxWorkflowId,
+  notifySignal,
+} from '../../shared/notifications/messages';
 import type { NotificationInput } from '../../shared/notifications/schema';
 
 /** Input of the `deliverNotification` activity. */
@@ -14,7 +19,11 @@ export interface DeliverNotificationInput {
  * Sends one notification to each target through the `notify` signal: the same path every producer
  * uses. Inboxes are created on first use by signal-with-start.
  */
-export async function deliver(client: Client, taskQueue: string, input: DeliverNotificationInput): Promise<void> {
+export async function deliver(
+  client: Client,
+  taskQueue: string,
+  input: DeliverNotificationInput,
+): Promise<void> {
   await Promise.all(
     input.targets.map(async (target) => {
       const user = inboxUser(target);

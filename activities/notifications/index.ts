@@ -3,7 +3,10 @@ import { Context } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import { NOTIFY_USER_SUCCESS } from '../../prompts/notify-user';
 import { inboxWorkflowId } from '../../shared/notifications/messages';
-import { AGENT_TOOL_NOTIFICATION_DEFAULTS, validateNotificationInput } from '../../shared/notifications/schema';
+import {
+  AGENT_TOOL_NOTIFICATION_DEFAULTS,
+  validateNotificationInput,
+} from '../../shared/notifications/schema';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import type { DeliverNotificationInput } from './deliver';
 import { deliver, notificationsUnavailable } from './deliver';
@@ -42,7 +45,10 @@ export function createNotificationActivities(deps: { client?: Client; taskQueue:
         display_time: v.display_time,
         group: v.group,
       };
-      const targets = [workflowId, ...(input.context?.notifyUser ? [inboxWorkflowId(input.context.notifyUser)] : [])];
+      const targets = [
+        workflowId,
+        ...(input.context?.notifyUser ? [inboxWorkflowId(input.context.notifyUser)] : []),
+      ];
       await deliver(deps.client, deps.taskQueue, { targets, notification });
       return { content: NOTIFY_USER_SUCCESS, data: { id: notification.id, targets } };
     },

@@ -59,7 +59,8 @@ export function evaluateExpression(expression: string): number {
       return v;
     }
     const m = /^(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?/.exec(src.slice(pos));
-    if (!m) return fail(peek() === undefined ? 'unexpected end' : `unexpected "${peek()}" at position ${pos + 1}`);
+    if (!m)
+      return fail(peek() === undefined ? 'unexpected end' : `unexpected "${peek()}" at position ${pos + 1}`);
     pos += m[0].length;
     return Number(m[0]);
   };
@@ -70,7 +71,9 @@ export function evaluateExpression(expression: string): number {
 }
 
 /** The `calculator` activity. */
-export async function calculator({ args }: ToolActivityInput<z.output<typeof CalculatorArgs>>): Promise<ToolResult> {
+export async function calculator({
+  args,
+}: ToolActivityInput<z.output<typeof CalculatorArgs>>): Promise<ToolResult> {
   const value = evaluateExpression(args.expression);
   const rounded = Number(value.toPrecision(15));
   return { content: String(rounded), data: { expression: args.expression, value: rounded } };

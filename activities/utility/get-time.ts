@@ -4,7 +4,9 @@ import type { GetTimeArgs } from '../../shared/tools/get-time';
 
 /** Creates the `get_time` activity; `now` is injected so tests can pin the clock. */
 export function createGetTime(now: () => Date = () => new Date()) {
-  return async function get_time({ args }: ToolActivityInput<z.output<typeof GetTimeArgs>>): Promise<ToolResult> {
+  return async function get_time({
+    args,
+  }: ToolActivityInput<z.output<typeof GetTimeArgs>>): Promise<ToolResult> {
     const date = now();
     let local: string;
     try {

@@ -12,7 +12,7 @@ const BEAT_MS = 1000;
  */
 export async function wait({ args }: ToolActivityInput<z.output<typeof WaitArgs>>): Promise<ToolResult> {
   const ctx = Context.current();
-  const resumed = typeof ctx.info.heartbeatDetails === 'number' ? (ctx.info.heartbeatDetails as number) : 0;
+  const resumed = typeof ctx.info.heartbeatDetails === 'number' ? ctx.info.heartbeatDetails : 0;
   let waitedMs = Math.min(resumed, args.seconds * 1000);
   const totalMs = args.seconds * 1000;
   while (waitedMs < totalMs) {

@@ -20,9 +20,10 @@ export const notificationsQuery = defineQuery<NotificationHistory>('notification
 /** Query `unreadCount`: a number. */
 export const unreadCountQuery = defineQuery<number>('unreadCount');
 /** Query `notificationsSince`: what changed after update number `updateNo` (pass `guid` to detect clears). */
-export const notificationsSinceQuery = defineQuery<NotificationChanges, [{ updateNo: number; guid?: string }]>(
-  'notificationsSince',
-);
+export const notificationsSinceQuery = defineQuery<
+  NotificationChanges,
+  [{ updateNo: number; guid?: string }]
+>('notificationsSince');
 
 /** Workflow type of the per-user inbox. */
 export const INBOX_WORKFLOW_TYPE = 'inboxWorkflow';
@@ -34,5 +35,7 @@ export function inboxWorkflowId(user: string): string {
 
 /** The user of an inbox workflow id, or null when the id is not an inbox. */
 export function inboxUser(workflowId: string): string | null {
-  return workflowId.startsWith('inbox:') && workflowId.length > 'inbox:'.length ? workflowId.slice('inbox:'.length) : null;
+  return workflowId.startsWith('inbox:') && workflowId.length > 'inbox:'.length
+    ? workflowId.slice('inbox:'.length)
+    : null;
 }

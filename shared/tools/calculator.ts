@@ -21,5 +21,9 @@ export const calculatorTool = defineTool({
   sign: 'c',
   inputs: CalculatorArgs,
   output: 'the numeric result',
-  activity: { startToCloseTimeout: '10 seconds', maximumAttempts: 3, nonRetryableErrorTypes: ['InvalidExpression'] },
+  activity: {
+    startToCloseTimeout: '10 seconds',
+    maximumAttempts: 3,
+    nonRetryableErrorTypes: ['InvalidExpression'],
+  },
 });

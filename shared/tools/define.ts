@@ -73,7 +73,10 @@ export function defineTool<S extends z.ZodType>(def: ToolDefinition<S>): ToolDef
 
 /** The JSON Schema of a tool's arguments, as sent to the model. */
 export function toolParametersJsonSchema(def: ToolDefinition): Record<string, unknown> {
-  const schema = z.toJSONSchema(def.inputs, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  const schema = z.toJSONSchema(def.inputs, { io: 'input', unrepresentable: 'any' }) as Record<
+    string,
+    unknown
+  >;
   delete schema.$schema;
   return schema;
 }

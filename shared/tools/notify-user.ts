@@ -24,6 +24,10 @@ export const notifyUserTool = defineTool({
   sign: 'n',
   inputs: NotifyUserArgs,
   output: 'a confirmation that the notification was sent, or the validation error',
-  activity: { startToCloseTimeout: '30 seconds', maximumAttempts: 10, nonRetryableErrorTypes: ['NotificationsUnavailable'] },
+  activity: {
+    startToCloseTimeout: '30 seconds',
+    maximumAttempts: 10,
+    nonRetryableErrorTypes: ['NotificationsUnavailable'],
+  },
   checkArgs: (args) => validateNotificationInput(args, AGENT_TOOL_NOTIFICATION_DEFAULTS),
 });

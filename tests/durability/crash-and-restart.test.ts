@@ -43,10 +43,17 @@ afterAll(async () => {
 });
 
 function input(): AgentInput {
-  return { task: 'durability', model: { provider: 'scripted', script: 'durable' }, tools: ['calculator', 'get_time', 'wait'] };
+  return {
+    task: 'durability',
+    model: { provider: 'scripted', script: 'durable' },
+    tools: ['calculator', 'get_time', 'wait'],
+  };
 }
 
-async function waitForEvent(workflowId: string, pred: (kind: string, tool?: string) => boolean): Promise<void> {
+async function waitForEvent(
+  workflowId: string,
+  pred: (kind: string, tool?: string) => boolean,
+): Promise<void> {
   const handle = client.workflow.getHandle(workflowId);
   const deadline = Date.now() + 60_000;
   for (;;) {
@@ -91,15 +98,26 @@ test('SIGKILL of the worker mid-run: a new worker finishes the same run, complet
     const ids = completions.map((l) => l.activityId);
     expect(new Set(ids).size).toBe(ids.length);
     expect(first.lines.some((l) => l.msg === 'activity completed' && l.activityType === 'wait')).toBe(false);
-    expect(second.lines.filter((l) => l.msg === 'activity completed' && l.workflowId === workflowId).map((l) => l.activityType)).toEqual(
-      expect.arrayContaining(['wait', 'calculator', 'callModel']),
-    );
+    expect(
+      second.lines
+        .filter((l) => l.msg === 'activity completed' && l.workflowId === workflowId)
+        .map((l) => l.activityType),
+    ).toEqual(expect.arrayContaining(['wait', 'calculator', 'callModel']));
 
     const history = await handle.fetchHistory();
     const scheduled = (history.events ?? [])
       .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
       .filter(Boolean);
-    expect(scheduled).toEqual(['callModel', 'calculator', 'get_time', 'callModel', 'wait', 'callModel', 'calculator', 'callModel']);
+    expect(scheduled).toEqual([
+      'callModel',
+      'calculator',
+      'get_time',
+      'callModel',
+      'wait',
+      'callModel',
+      'calculator',
+      'callModel',
+    ]);
   } finally {
     second.child.kill('SIGTERM');
     await second.exited;

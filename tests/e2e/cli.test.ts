@@ -30,7 +30,16 @@ afterAll(async () => {
 test('run shows progress, prints the final answer, and each tool call is its own activity', async () => {
   const id = uid('cli-run');
   const out = await runCli(
-    ['run', '--id', id, '--model', 'scripted:demo', '--tools', 'get_time,calculator,notify_user', 'Plan the Tokyo budget'],
+    [
+      'run',
+      '--id',
+      id,
+      '--model',
+      'scripted:demo',
+      '--tools',
+      'get_time,calculator,notify_user',
+      'Plan the Tokyo budget',
+    ],
     env,
   );
   expect(out.stderr).toBe('');
@@ -42,9 +51,13 @@ test('run shows progress, prints the final answer, and each tool call is its own
   expect(out.stdout).toMatch(/3 steps, 5 tool calls/);
 
   const history = JSON.parse(
-    execFileSync(temporalBinary('temporal'), ['workflow', 'show', '--address', env.TEMPORAL_ADDRESS!, '-w', id, '--output', 'json'], {
-      encoding: 'utf8',
-    }),
+    execFileSync(
+      temporalBinary('temporal'),
+      ['workflow', 'show', '--address', env.TEMPORAL_ADDRESS!, '-w', id, '--output', 'json'],
+      {
+        encoding: 'utf8',
+      },
+    ),
   ) as { events: { activityTaskScheduledEventAttributes?: { activityType: { name: string } } }[] };
   const activities = history.events
     .map((e) => e.activityTaskScheduledEventAttributes?.activityType.name)
@@ -62,13 +75,20 @@ test('run shows progress, prints the final answer, and each tool call is its own
 
   const status = await runCli(['status', id, '--json'], env);
   expect(status.code).toBe(0);
-  expect(JSON.parse(status.stdout)).toMatchObject({ workflowStatus: 'COMPLETED', status: 'completed', step: 3 });
+  expect(JSON.parse(status.stdout)).toMatchObject({
+    workflowStatus: 'COMPLETED',
+    status: 'completed',
+    step: 3,
+  });
 }, 120_000);
 
 test('run --json prints one machine-readable outcome; a budget stop exits 2', async () => {
   const out = await runCli(['run', '--json', '--max-steps', '1', '--model', 'scripted:demo', 'budget'], env);
   expect(out.code).toBe(2);
-  expect(JSON.parse(out.stdout)).toMatchObject({ outcome: 'stopped', result: { stopReason: 'max_steps', answer: null } });
+  expect(JSON.parse(out.stdout)).toMatchObject({
+    outcome: 'stopped',
+    result: { stopReason: 'max_steps', answer: null },
+  });
 }, 60_000);
 
 test('a missing script fails the run with a clear error and exit code 1', async () => {
@@ -83,7 +103,9 @@ test('bad input is refused before anything starts, naming what to fix', async ()
   expect(empty.stderr).toMatch(/task: the task must not be empty/);
 
   const tool = await runCli(['run', '--tools', 'calculator,format_disk', 'x'], env);
-  expect(tool.stderr).toMatch(/unknown tool "format_disk"; known tools: get_time, calculator, wait, notify_user/);
+  expect(tool.stderr).toMatch(
+    /unknown tool "format_disk"; known tools: get_time, calculator, wait, notify_user/,
+  );
 
   const model = await runCli(['run', '--model', 'gpt4', 'x'], env);
   expect(model.stderr).toMatch(/--model "gpt4": use scripted:<script>, openai:<model> or anthropic:<model>/);

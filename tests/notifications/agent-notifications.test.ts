@@ -56,23 +56,43 @@ test('notify_user: contract messages, progress updated in place, same state in t
         turns: [
           callTurn(
             ['notify_user', { message: 'Starting the import', type: 'info', priority: 10 }, 'start'],
-            ['notify_user', { message: '0%', type: 'progress', id: 'import', priority: 10, title: 'Import' }, 'p0'],
+            [
+              'notify_user',
+              { message: '0%', type: 'progress', id: 'import', priority: 10, title: 'Import' },
+              'p0',
+            ],
           ),
           callTurn(
-            ['notify_user', { message: '50%', type: 'progress', id: 'import', priority: 10, title: 'Import' }, 'p50'],
+            [
+              'notify_user',
+              { message: '50%', type: 'progress', id: 'import', priority: 10, title: 'Import' },
+              'p50',
+            ],
             ['notify_user', { message: 'x', type: 'critical' }, 'badtype'],
             ['notify_user', { message: 'x', type: 'critical', priority: 15 }, 'badboth'],
             ['notify_user', { message: 'x', priority: 15 }, 'badprio'],
             ['notify_user', { type: 'info' }, 'nomsg'],
             ['notify_user', { message: '   ', type: 'warning' }, 'blank'],
-            ['notify_user', { message: 'Disk almost full', type: 'warning', priority: '20', detail: '<b>93%</b>' }, 'warn'],
+            [
+              'notify_user',
+              { message: 'Disk almost full', type: 'warning', priority: '20', detail: '<b>93%</b>' },
+              'warn',
+            ],
           ),
-          callTurn(['notify_user', { message: 'Import finished', type: 'success', id: 'import', title: 'Import' }, 'p100']),
+          callTurn([
+            'notify_user',
+            { message: 'Import finished', type: 'success', id: 'import', title: 'Import' },
+            'p100',
+          ]),
           answerTurn('Imported everything.'),
         ],
       },
     };
-    const handle = await fx.client.workflow.start('agentWorkflow', { taskQueue, workflowId: uid('notify'), args: [input] });
+    const handle = await fx.client.workflow.start('agentWorkflow', {
+      taskQueue,
+      workflowId: uid('notify'),
+      args: [input],
+    });
     const result = (await handle.result()) as AgentResult;
     // The notifications never replace the final answer.
     expect(result.answer).toBe('Imported everything.');
@@ -101,7 +121,12 @@ test('notify_user: contract messages, progress updated in place, same state in t
     expect(start).toMatchObject({ type: 'info', priority: 10, display_time: 30, read: false });
     expect(start?.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     // One progress item, updated in place: the last update's fields, the agent's default priority (HIGH).
-    expect(progress).toMatchObject({ type: 'success', priority: 20, message: 'Import finished', title: 'Import' });
+    expect(progress).toMatchObject({
+      type: 'success',
+      priority: 20,
+      message: 'Import finished',
+      title: 'Import',
+    });
     expect(warn?.no).toBe(2);
     expect(warn).toMatchObject({ type: 'warning', priority: 20, detail: '<b>93%</b>' });
     expect(run.updates).toHaveLength(5);
@@ -154,7 +179,12 @@ test('markRead, notificationsSince and clearNotifications behave per contract', 
     expect(changed.notifications.map((n) => [n.id, n.read])).toEqual([['b', true]]);
 
     await h.signal(notifySignal, { message: 'two again', id: 'b' });
-    expect((await h.query(notificationsQuery)).notifications[1]).toMatchObject({ id: 'b', no: 1, read: false, message: 'two again' });
+    expect((await h.query(notificationsQuery)).notifications[1]).toMatchObject({
+      id: 'b',
+      no: 1,
+      read: false,
+      message: 'two again',
+    });
 
     await h.signal(markReadSignal, { all: true });
     expect(await h.query(unreadCountQuery)).toBe(0);
@@ -182,10 +212,29 @@ test('outside clients: the real `temporal` binary queries notifications and sign
     // Asynchronous: the worker runs in this process, and a synchronous exec would stall it.
     const run = promisify(execFile);
     const temporal = async (...args: string[]) =>
-      (await run(temporalBinary('temporal'), [...args, '--address', fx.address], { encoding: 'utf8' })).stdout;
-    await temporal('workflow', 'signal', '-w', inboxWorkflowId(user), '--name', 'notify', '--input', '{"message":"from the CLI","id":"cli","priority":20}');
+      (await run(temporalBinary('temporal'), [...args, '--address', fx.address], { encoding: 'utf8' }))
+        .stdout;
+    await temporal(
+      'workflow',
+      'signal',
+      '-w',
+      inboxWorkflowId(user),
+      '--name',
+      'notify',
+      '--input',
+      '{"message":"from the CLI","id":"cli","priority":20}',
+    );
     const queried = JSON.parse(
-      await temporal('workflow', 'query', '-w', inboxWorkflowId(user), '--type', 'notifications', '--output', 'json'),
+      await temporal(
+        'workflow',
+        'query',
+        '-w',
+        inboxWorkflowId(user),
+        '--type',
+        'notifications',
+        '--output',
+        'json',
+      ),
     ) as { queryResult: NotificationHistory[] };
     const hist = queried.queryResult[0] as NotificationHistory;
     expect(hist.count).toBe(2);
@@ -193,9 +242,29 @@ test('outside clients: the real `temporal` binary queries notifications and sign
       ['sdk', 'from the SDK', 10, false],
       ['cli', 'from the CLI', 20, false],
     ]);
-    await temporal('workflow', 'signal', '-w', inboxWorkflowId(user), '--name', 'markRead', '--input', '{"all":true}');
+    await temporal(
+      'workflow',
+      'signal',
+      '-w',
+      inboxWorkflowId(user),
+      '--name',
+      'markRead',
+      '--input',
+      '{"all":true}',
+    );
     expect(await h.query(unreadCountQuery)).toBe(0);
-    const unread = JSON.parse(await temporal('workflow', 'query', '-w', inboxWorkflowId(user), '--type', 'unreadCount', '--output', 'json')) as {
+    const unread = JSON.parse(
+      await temporal(
+        'workflow',
+        'query',
+        '-w',
+        inboxWorkflowId(user),
+        '--type',
+        'unreadCount',
+        '--output',
+        'json',
+      ),
+    ) as {
       queryResult: number[];
     };
     expect(unread.queryResult).toEqual([0]);
@@ -225,7 +294,7 @@ test('bad signal payloads create nothing and fail no workflow task', async () =>
     ];
     for (const payload of bad) await h.signal(notifySignal, payload as never);
     await h.signal(markReadSignal, { ids: 'not-a-list' } as never);
-    await h.signal(markReadSignal, {} as never);
+    await h.signal(markReadSignal, {});
     const state = await h.query(notificationsQuery);
     expect(state.count).toBe(1);
     expect(state.notifications[0]).toMatchObject({ message: 'valid', read: false });
@@ -240,20 +309,37 @@ test('a worker killed mid-run loses no notification and duplicates none', async 
     path.join(scriptsDir, 'notify-kill.json'),
     JSON.stringify({
       turns: [
-        callTurn(['notify_user', { message: 'step 1 of 3', type: 'progress', id: 'job' }, 'n1'], ['notify_user', { message: 'hello' }, 'n2']),
+        callTurn(
+          ['notify_user', { message: 'step 1 of 3', type: 'progress', id: 'job' }, 'n1'],
+          ['notify_user', { message: 'hello' }, 'n2'],
+        ),
         callTurn(['wait', { seconds: 4 }, 'w']),
-        callTurn(['notify_user', { message: 'step 3 of 3', type: 'progress', id: 'job' }, 'n3'], ['notify_user', { message: 'bye' }, 'n4']),
+        callTurn(
+          ['notify_user', { message: 'step 3 of 3', type: 'progress', id: 'job' }, 'n3'],
+          ['notify_user', { message: 'bye' }, 'n4'],
+        ),
         answerTurn('done'),
       ],
     }),
   );
-  const env = { TEMPORAL_ADDRESS: fx.address, DURABLE_AGENT_TASK_QUEUE: uid('kill'), DURABLE_AGENT_SCRIPTS_DIR: scriptsDir };
+  const env = {
+    TEMPORAL_ADDRESS: fx.address,
+    DURABLE_AGENT_TASK_QUEUE: uid('kill'),
+    DURABLE_AGENT_SCRIPTS_DIR: scriptsDir,
+  };
   const first = await startWorkerProcess(env);
   const workflowId = uid('kill-run');
   const handle = await fx.client.workflow.start('agentWorkflow', {
     taskQueue: env.DURABLE_AGENT_TASK_QUEUE,
     workflowId,
-    args: [{ task: 't', tools: ['notify_user', 'wait'], notify: { user }, model: { provider: 'scripted', script: 'notify-kill' } }],
+    args: [
+      {
+        task: 't',
+        tools: ['notify_user', 'wait'],
+        notify: { user },
+        model: { provider: 'scripted', script: 'notify-kill' },
+      },
+    ],
   });
   for (let i = 0; i < 200; i++) {
     const events = await handle.query(eventsQuery, {}).catch(() => []);
@@ -270,7 +356,12 @@ test('a worker killed mid-run loses no notification and duplicates none', async 
       const h = await fx.client.workflow.getHandle(target).query(notificationsQuery);
       // n1/n2 ran in parallel (either order), then n3 updated n1's item in place, then n4.
       expect(h.notifications.map((n) => n.no)).toEqual([0, 1, 2]);
-      expect(h.notifications.slice(0, 2).map((n) => n.message).sort()).toEqual(['hello', 'step 3 of 3']);
+      expect(
+        h.notifications
+          .slice(0, 2)
+          .map((n) => n.message)
+          .sort(),
+      ).toEqual(['hello', 'step 3 of 3']);
       expect(h.notifications[2]?.message).toBe('bye');
       expect(h.notifications.find((n) => n.id === 'job')?.type).toBe('progress');
     }

@@ -7,7 +7,12 @@ import type { ChatMessage } from '../../shared/conversation';
 const scripts = fs.mkdtempSync(path.join(os.tmpdir(), 'scripts-'));
 fs.writeFileSync(
   path.join(scripts, 'two.json'),
-  JSON.stringify({ turns: [{ toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }] }, { content: 'r={{last_tool_results}}' }] }),
+  JSON.stringify({
+    turns: [
+      { toolCalls: [{ name: 'calculator', arguments: { expression: '1+1' } }] },
+      { content: 'r={{last_tool_results}}' },
+    ],
+  }),
 );
 fs.writeFileSync(path.join(scripts, 'broken.json'), JSON.stringify({ turns: [{ toolCalls: [] }] }));
 
@@ -28,12 +33,16 @@ test('the turn is chosen by counting assistant messages, so a retry or replay gi
   expect(second).toMatchObject({ content: 'r=2', toolCalls: [], finishReason: 'stop' });
   expect(second.usage.inputTokens).toBeGreaterThan(0);
   messages.push({ role: 'assistant', content: 'r=2' });
-  await expect(model({ model: choice, messages, tools: [] })).rejects.toThrow(/has 2 turns and the run asked for turn 3/);
+  await expect(model({ model: choice, messages, tools: [] })).rejects.toThrow(
+    /has 2 turns and the run asked for turn 3/,
+  );
 });
 
 test('script files are validated and names cannot escape the folder', async () => {
   await expect(loadScript(scripts, '../etc/passwd')).rejects.toThrow(/not a plain file name/);
-  await expect(loadScript(scripts, 'nope')).rejects.toThrow(/Script "nope" not found .*available: broken, two/);
+  await expect(loadScript(scripts, 'nope')).rejects.toThrow(
+    /Script "nope" not found .*available: broken, two/,
+  );
   await expect(loadScript(scripts, 'broken')).rejects.toThrow(/is invalid: turns\.0/);
 });
 

@@ -66,7 +66,10 @@ test('agent input validation names every bad field', () => {
 test('--model values parse into model choices, with a clear error otherwise', () => {
   expect(parseModelSpec('scripted:demo')).toEqual({ provider: 'scripted', script: 'demo' });
   expect(parseModelSpec('openai:gpt-4o-mini')).toEqual({ provider: 'openai', model: 'gpt-4o-mini' });
-  expect(parseModelSpec('anthropic:claude-sonnet-4-5')).toMatchObject({ provider: 'anthropic', model: 'claude-sonnet-4-5' });
+  expect(parseModelSpec('anthropic:claude-sonnet-4-5')).toMatchObject({
+    provider: 'anthropic',
+    model: 'claude-sonnet-4-5',
+  });
   expect(() => parseModelSpec('ollama:llama3')).toThrow(/unknown provider "ollama"/);
   expect(() => parseModelSpec('openai:')).toThrow(/use scripted:<script>/);
 });

@@ -31,8 +31,12 @@ test('the config file resolves ${env:NAME} and names a missing variable without 
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cfg-'));
   const file = path.join(dir, 'config.json');
   fs.writeFileSync(file, JSON.stringify({ databases: {}, search: { note: '${env:SEARCH_NOTE}' } }));
-  expect(() => loadWorkerConfig({ DURABLE_AGENT_CONFIG: file })).toThrow(/search\.note: environment variable SEARCH_NOTE is not set/);
+  expect(() => loadWorkerConfig({ DURABLE_AGENT_CONFIG: file })).toThrow(
+    /search\.note: environment variable SEARCH_NOTE is not set/,
+  );
   fs.writeFileSync(file, '{ not json');
   expect(() => loadWorkerConfig({ DURABLE_AGENT_CONFIG: file })).toThrow(/DURABLE_AGENT_CONFIG: cannot read/);
-  expect(() => loadWorkerConfig({ DURABLE_AGENT_CONFIG: path.join(dir, 'missing.json') })).toThrow(/cannot read/);
+  expect(() => loadWorkerConfig({ DURABLE_AGENT_CONFIG: path.join(dir, 'missing.json') })).toThrow(
+    /cannot read/,
+  );
 });

@@ -106,7 +106,11 @@ test('runs model → parallel tools → model until a final answer, one activity
       ],
     });
     const result = (await handle.result()) as AgentResult;
-    expect(result).toMatchObject({ answer: 'a=value of 1+1 c=value of 2*3', stopReason: 'final_answer', steps: 3 });
+    expect(result).toMatchObject({
+      answer: 'a=value of 1+1 c=value of 2*3',
+      stopReason: 'final_answer',
+      steps: 3,
+    });
     expect(result.usage.modelCalls).toBe(3);
     expect(result.usage.toolCalls).toBe(3);
     expect(rec.calls.map((c) => c.toolCallId)).toEqual(expect.arrayContaining(['a', 'c']));
@@ -115,7 +119,14 @@ test('runs model → parallel tools → model until a final answer, one activity
     const scheduled = (history.events ?? [])
       .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
       .filter(Boolean);
-    expect(scheduled).toEqual(['callModel', 'calculator', 'get_time', 'callModel', 'calculator', 'callModel']);
+    expect(scheduled).toEqual([
+      'callModel',
+      'calculator',
+      'get_time',
+      'callModel',
+      'calculator',
+      'callModel',
+    ]);
 
     const events = await handle.query(eventsQuery, {});
     const started = events.filter((e) => e.kind === 'tool_started');
@@ -126,7 +137,12 @@ test('runs model → parallel tools → model until a final answer, one activity
     ]);
     expect(started[0]?.args).toEqual({ expression: '1+1' });
     const state = await handle.query(stateQuery);
-    expect(state).toMatchObject({ status: 'completed', step: 3, stopReason: 'final_answer', pendingToolCalls: [] });
+    expect(state).toMatchObject({
+      status: 'completed',
+      step: 3,
+      stopReason: 'final_answer',
+      pendingToolCalls: [],
+    });
   });
 });
 
@@ -140,7 +156,11 @@ test('invalid tool arguments go back to the model as an error and the loop goes 
           model: {
             provider: 'scripted',
             turns: [
-              callTurn(['calculator', { expr: 42 }, 'bad'], ['nope_tool', {}, 'unknown'], ['calculator', 'not json', 'raw']),
+              callTurn(
+                ['calculator', { expr: 42 }, 'bad'],
+                ['nope_tool', {}, 'unknown'],
+                ['calculator', 'not json', 'raw'],
+              ),
               callTurn(['calculator', { expression: '6*7' }, 'good']),
               answerTurn('done'),
             ],
@@ -156,7 +176,9 @@ test('invalid tool arguments go back to the model as an error and the loop goes 
     const byId = Object.fromEntries(toolMsgs.map((t) => [t.toolCallId, t]));
     expect(byId.bad).toMatchObject({ isError: true });
     expect(byId.bad?.text).toMatch(/Invalid arguments for calculator: expression: /);
-    expect(byId.unknown?.text).toMatch(/Unknown tool "nope_tool". Available tools: calculator, get_time, wait/);
+    expect(byId.unknown?.text).toMatch(
+      /Unknown tool "nope_tool". Available tools: calculator, get_time, wait/,
+    );
     expect(byId.raw?.text).toMatch(/not valid JSON/);
     expect(byId.good).toMatchObject({ isError: false, text: 'value of 6*7' });
   });
@@ -201,7 +223,12 @@ test('a max-steps budget stops the run with stopReason max_steps and no answer',
     const result = (await env.client.workflow.execute('agentWorkflow', {
       taskQueue,
       workflowId: uid('budget'),
-      args: [input({ model: { provider: 'scripted', turns: [loop, loop, loop, loop, answerTurn('x')] }, policy: { maxSteps: 2 } })],
+      args: [
+        input({
+          model: { provider: 'scripted', turns: [loop, loop, loop, loop, answerTurn('x')] },
+          policy: { maxSteps: 2 },
+        }),
+      ],
     })) as AgentResult;
     expect(result).toMatchObject({ answer: null, stopReason: 'max_steps', steps: 2 });
     expect(result.usage.toolCalls).toBe(2);
@@ -214,7 +241,14 @@ test('invalid input fails the run at once with a non-retryable error naming the 
       .execute('agentWorkflow', {
         taskQueue,
         workflowId: uid('invalid'),
-        args: [{ task: '', model: { provider: 'scripted', turns: [answerTurn('x')] }, tools: ['calculator', 'rm_rf'], policy: { maxSteps: 0 } }],
+        args: [
+          {
+            task: '',
+            model: { provider: 'scripted', turns: [answerTurn('x')] },
+            tools: ['calculator', 'rm_rf'],
+            policy: { maxSteps: 0 },
+          },
+        ],
       })
       .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WorkflowFailedError);
@@ -250,7 +284,13 @@ test('an approval that never comes times out durably (2 hours, skipped) and the 
       workflowId: uid('approval-timeout'),
       args: [
         input({
-          model: { provider: 'scripted', turns: [callTurn(['calculator', { expression: '1+1' }, 'x']), answerTurn('{{last_tool_results}}')] },
+          model: {
+            provider: 'scripted',
+            turns: [
+              callTurn(['calculator', { expression: '1+1' }, 'x']),
+              answerTurn('{{last_tool_results}}'),
+            ],
+          },
           policy: { requireApproval: ['calculator'], approvalTimeout: '2 hours' },
         }),
       ],
@@ -274,7 +314,10 @@ test('approve/reject updates decide waiting calls; user messages reach the next 
           model: {
             provider: 'scripted',
             turns: [
-              callTurn(['calculator', { expression: '1+1' }, 'yes'], ['calculator', { expression: '9/0' }, 'no']),
+              callTurn(
+                ['calculator', { expression: '1+1' }, 'yes'],
+                ['calculator', { expression: '9/0' }, 'no'],
+              ),
               answerTurn('{{last_tool_results}}'),
             ],
           },
@@ -294,11 +337,18 @@ test('approve/reject updates decide waiting calls; user messages reach the next 
 
     const refused = await handle
       .executeUpdate(approveToolCallUpdate, { args: [{ toolCallId: 'ghost', approve: true }] })
-      .then(() => undefined, (e: unknown) => e as Error & { cause?: Error });
+      .then(
+        () => undefined,
+        (e: unknown) => e as Error & { cause?: Error },
+      );
     expect(refused?.cause?.message).toMatch(/No tool call ghost is waiting for approval; waiting: yes, no/);
     await handle.signal(userMessageSignal, { text: 'please hurry' });
-    await handle.executeUpdate(approveToolCallUpdate, { args: [{ toolCallId: 'no', approve: false, reason: 'division by zero' }] });
-    expect(await handle.executeUpdate(approveToolCallUpdate, { args: [{ toolCallId: 'yes', approve: true }] })).toEqual({
+    await handle.executeUpdate(approveToolCallUpdate, {
+      args: [{ toolCallId: 'no', approve: false, reason: 'division by zero' }],
+    });
+    expect(
+      await handle.executeUpdate(approveToolCallUpdate, { args: [{ toolCallId: 'yes', approve: true }] }),
+    ).toEqual({
       toolCallId: 'yes',
       approved: true,
     });
@@ -341,7 +391,11 @@ test('continue-as-new (forced every step) keeps conversation, usage, events and 
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     expect(new Set(seqs).size).toBe(seqs.length);
     expect(events.filter((e) => e.kind === 'continued_as_new')).toHaveLength(3);
-    expect(events.filter((e) => e.kind === 'tool_finished').map((e) => e.toolCallId)).toEqual(['c1', 'c2', 'c3']);
+    expect(events.filter((e) => e.kind === 'tool_finished').map((e) => e.toolCallId)).toEqual([
+      'c1',
+      'c2',
+      'c3',
+    ]);
     const transcript = await latest.query(transcriptQuery);
     expect(transcript.filter((t) => t.role === 'assistant')).toHaveLength(4);
 
@@ -359,12 +413,17 @@ test('cancellation cancels the running tool, and state and usage stay queryable'
         input({
           model: {
             provider: 'scripted',
-            turns: [callTurn(['calculator', { expression: '1' }, 'first']), callTurn(['wait', { seconds: 60 }, 'long']), answerTurn('never')],
+            turns: [
+              callTurn(['calculator', { expression: '1' }, 'first']),
+              callTurn(['wait', { seconds: 60 }, 'long']),
+              answerTurn('never'),
+            ],
           },
         }),
       ],
     });
-    for (let i = 0; i < 100 && !rec.calls.some((c) => c.toolCallId === 'long'); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && !rec.calls.some((c) => c.toolCallId === 'long'); i++)
+      await new Promise((r) => setTimeout(r, 100));
     await new Promise((r) => setTimeout(r, 300));
     await handle.cancel();
     const err = await handle.result().catch((e: unknown) => e);

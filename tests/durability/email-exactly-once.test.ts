@@ -1,0 +1,190 @@
+/**
+ * send_email on the real dev server with worker child processes and the real Postfix + Dovecot:
+ * a worker SIGKILLed right after the SMTP server accepted a message never causes a second copy,
+ * and no password reaches the exported workflow history.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { closeEmailConnections } from '../../activities/email';
+import { deterministicMessageId } from '../../activities/email/send';
+import { temporalBinary } from '../../cli/binaries';
+import { startDevServer, stopDevServer } from '../../cli/dev-server';
+import type { AgentInput, AgentResult } from '../../shared/agent';
+import { createAgentWorker } from '../../workers/worker';
+import {
+  AGENT,
+  USER,
+  agentAccount,
+  emailConfig,
+  requireMailServer,
+  settledCount,
+  token,
+  waitForMessage,
+} from '../support/mail';
+import { freePort, startWorkerProcess } from '../support/processes';
+import { answerTurn, callTurn } from '../support/scripts';
+import { quietRuntime, tempDir, testConfig, uid, workflowBundle } from '../support/temporal';
+
+const dataDir = tempDir('email-durability');
+const configDir = tempDir('email-config');
+let port: number;
+let client: Client;
+
+beforeAll(async () => {
+  await requireMailServer();
+  quietRuntime();
+  port = await freePort();
+  await startDevServer({ dataDir, port, headless: true });
+  client = new Client({ connection: await Connection.connect({ address: `127.0.0.1:${port}` }) });
+}, 120_000);
+
+afterAll(async () => {
+  closeEmailConnections();
+  await client?.connection.close();
+  await stopDevServer({ dataDir, port });
+});
+
+/** A worker config file; the password stays in the environment (`${env:…}`), as in production. */
+function configFile(name: string, extra: Record<string, unknown>): string {
+  const file = path.join(configDir, `${name}.json`);
+  const account = { ...agentAccount(), password: '${env:DA_TEST_MAIL_PASSWORD}' };
+  fs.writeFileSync(file, JSON.stringify({ email: { accounts: { default: account }, ...extra } }));
+  return file;
+}
+
+function sendInput(subject: string): AgentInput {
+  return {
+    task: 'send one mail',
+    model: {
+      provider: 'scripted',
+      turns: [
+        callTurn(['send_email', { to: USER.address, subject, text: `body of ${subject}` }, 's1']),
+        answerTurn('{{result:s1}}'),
+      ],
+    },
+    tools: ['send_email'],
+  };
+}
+
+describe.each([
+  [
+    'smtp-accepted',
+    'before the Sent copy is marked sent: the retry refuses to resend (EmailDeliveryUnknown)',
+    'NOT sent again',
+  ],
+  [
+    'record-confirmed',
+    'after the Sent copy is marked sent: the retry returns the earlier result',
+    'not sent again',
+  ],
+] as const)('worker SIGKILLed at %s', (stallAt, what, expected) => {
+  test(`${what}; the recipient has exactly one copy`, async () => {
+    const taskQueue = uid('email-crash');
+    const base = {
+      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+      DURABLE_AGENT_TASK_QUEUE: taskQueue,
+      DA_TEST_MAIL_PASSWORD: AGENT.password,
+    };
+    const first = await startWorkerProcess({
+      ...base,
+      DURABLE_AGENT_CONFIG: configFile(`stall-${stallAt}`, { testHooks: { stallAt, stallMs: 120_000 } }),
+    });
+    const workflowId = uid(`email-crash-${stallAt}`);
+    const subject = `Crash ${token()}`;
+    const handle = await client.workflow.start('agentWorkflow', {
+      taskQueue,
+      workflowId,
+      args: [sendInput(subject)],
+    });
+    const messageId = deterministicMessageId(workflowId, 's1', AGENT.address);
+
+    // The first worker handed the message to Postfix and now sits at the hook: kill it there.
+    const deadline = Date.now() + 60_000;
+    while (
+      !first.lines.some((l) => l.msg === 'send_email test hook: stalling' && l.workflowId === workflowId)
+    ) {
+      if (Date.now() > deadline)
+        throw new Error(`the worker never reached the hook: ${first.stderr.join('')}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    first.child.kill('SIGKILL');
+    await first.exited;
+    await waitForMessage(USER, 'INBOX', messageId);
+
+    const second = await startWorkerProcess({ ...base, DURABLE_AGENT_CONFIG: configFile('plain', {}) });
+    try {
+      const result = (await handle.result()) as AgentResult;
+      expect(result.stopReason).toBe('final_answer');
+      expect(result.answer).toContain(messageId);
+      expect(result.answer).toContain(expected);
+      // The retry really ran on the second worker.
+      const history = await handle.fetchHistory();
+      const attempts = (history.events ?? [])
+        .map((e) => e.activityTaskStartedEventAttributes?.attempt)
+        .filter((a): a is number => typeof a === 'number');
+      expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
+      expect(await settledCount(USER, 'INBOX', messageId)).toBe(1);
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.exited;
+    }
+  }, 180_000);
+});
+
+test('the exported history (temporal workflow show --output json) contains no password', async () => {
+  const wrongSecret = `Wr0ng-${token()}`;
+  const config = testConfig({
+    email: emailConfig({
+      default: agentAccount(),
+      broken: agentAccount({ smtp: { ...(agentAccount().smtp as object), password: wrongSecret } }),
+    }),
+  });
+  const taskQueue = uid('email-history');
+  const connection = await NativeConnection.connect({ address: `127.0.0.1:${port}` });
+  const worker = await createAgentWorker({
+    connection,
+    namespace: 'default',
+    config,
+    taskQueue,
+    workflowBundle: await workflowBundle(),
+  });
+  const workflowId = uid('email-history');
+  try {
+    await worker.runUntil(async () => {
+      const input: AgentInput = {
+        task: 'mail',
+        model: {
+          provider: 'scripted',
+          turns: [
+            callTurn(
+              ['fetch_email', { subjectContains: token('none') }, 'f1'],
+              ['send_email', { account: 'broken', to: USER.address, subject: 'x', text: 'x' }, 's1'],
+              ['send_email', { to: USER.address, subject: `History ${token()}`, text: 'x' }, 's2'],
+            ),
+            answerTurn('{{last_tool_results}}'),
+          ],
+        },
+        tools: ['fetch_email', 'send_email'],
+      };
+      await client.workflow.execute('agentWorkflow', { taskQueue, workflowId, args: [input] });
+    });
+  } finally {
+    await connection.close();
+  }
+  const { stdout } = await promisify(execFile)(
+    temporalBinary('temporal'),
+    ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', `127.0.0.1:${port}`],
+    { maxBuffer: 64 * 1024 * 1024 },
+  );
+  // The history holds the calls, the results and the authentication failure…
+  expect(stdout).toContain('EmailAuthFailed');
+  expect(stdout).toContain('email account \\"broken\\"');
+  expect(stdout).toContain('Email sent to user@example.test');
+  // …but neither the right nor the wrong password.
+  expect(stdout).not.toContain(AGENT.password);
+  expect(stdout).not.toContain(wrongSecret);
+}, 180_000);
