@@ -13,6 +13,7 @@ import { loadWorkerConfig } from '../workers/config';
 import { connectClient, temporalTarget } from '../workers/connect';
 import { installJsonLogging, runWorker } from '../workers/run';
 import { devServerStatus, startDevServer, stopDevServer } from './dev-server';
+import { registerDebugCommands } from './debug/commands';
 import { parseModelSpec } from './model-spec';
 import { registerNotificationCommands } from './notifications';
 import { startAgentRun } from './start-run';
@@ -287,6 +288,8 @@ program
   });
 
 registerNotificationCommands(program, target);
+
+registerDebugCommands(program, target);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(`error: ${err instanceof Error ? err.message : String(err)}`);

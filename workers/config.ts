@@ -1,10 +1,18 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
+import { EmailConfigSchema } from '../activities/email/config';
+import type { EmailConfig } from '../activities/email/config';
+import { SearchConfigSchema } from '../activities/search/config';
+import type { SearchConfig } from '../activities/search/config';
+import { DatabasesConfigSchema } from '../activities/sql/config';
+import type { DatabasesConfig } from '../activities/sql/config';
 import { PROJECT_ROOT } from '../cli/binaries';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues';
 
 /** Environment variables the worker reads, with what each sets. The README's table mirrors this. */
 export const WORKER_ENV = {
+  DURABLE_AGENT_CONFIG: 'JSON file with email accounts, databases and search settings (see README)',
   DURABLE_AGENT_TASK_QUEUE: 'Task queue to poll',
   DURABLE_AGENT_SCRIPTS_DIR: 'Folder of scripted-model files (`<name>.json`)',
   DURABLE_AGENT_LOG_LEVEL: 'TRACE | DEBUG | INFO | WARN | ERROR',
@@ -22,8 +30,13 @@ const optionalString = z
   .transform((s) => (s ? s : undefined));
 
 const EnvSchema = z.object({
+  DURABLE_AGENT_CONFIG: z.string().trim().min(1).optional(),
   DURABLE_AGENT_TASK_QUEUE: z.string().trim().min(1).default(DEFAULT_TASK_QUEUE),
-  DURABLE_AGENT_SCRIPTS_DIR: z.string().trim().min(1).default(path.join(PROJECT_ROOT, 'examples', 'scripts')),
+  DURABLE_AGENT_SCRIPTS_DIR: z
+    .string()
+    .trim()
+    .min(1)
+    .default(path.join(PROJECT_ROOT, 'examples', 'scripts')),
   DURABLE_AGENT_LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
   DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(100),
   OPENAI_API_KEY: optionalString,
@@ -42,6 +55,59 @@ export interface WorkerConfig {
     openai: { apiKey?: string; baseUrl: string; baseUrlConfigured: boolean };
     anthropic: { apiKey?: string; baseUrl: string };
   };
+  email: EmailConfig;
+  databases: DatabasesConfig;
+  search: SearchConfig;
+}
+
+/** The config file: named connections for tools. Strings `${env:NAME}` are read from the environment. */
+const FileSchema = z
+  .object({
+    email: EmailConfigSchema.default(() => EmailConfigSchema.parse({})),
+    databases: DatabasesConfigSchema,
+    search: SearchConfigSchema,
+  })
+  .strict();
+
+/**
+ * Replaces every `${env:NAME}` string with that variable, so secrets can stay in the environment
+ * (or a secret store that fills it) while the file holds the structure.
+ */
+function resolveEnvRefs(value: unknown, env: NodeJS.ProcessEnv, where: string): unknown {
+  if (typeof value === 'string') {
+    const m = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(value);
+    if (!m) return value;
+    const name = m[1] as string;
+    const v = env[name];
+    if (v === undefined || v === '')
+      throw new ConfigError(`${where}: environment variable ${name} is not set`);
+    return v;
+  }
+  if (Array.isArray(value)) return value.map((v, i) => resolveEnvRefs(v, env, `${where}[${i}]`));
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(
+      Object.entries(value).map(([k, v]) => [k, resolveEnvRefs(v, env, where ? `${where}.${k}` : k)]),
+    );
+  }
+  return value;
+}
+
+function loadConfigFile(file: string | undefined, env: NodeJS.ProcessEnv): z.output<typeof FileSchema> {
+  if (!file) return FileSchema.parse({});
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (err) {
+    throw new ConfigError(`DURABLE_AGENT_CONFIG: cannot read ${file}: ${(err as Error).message}`);
+  }
+  const parsed = FileSchema.safeParse(resolveEnvRefs(raw, env, ''));
+  if (!parsed.success) {
+    const problems = parsed.error.issues
+      .map((i) => `${i.path.join('.') || '(file)'}: ${i.message}`)
+      .join('; ');
+    throw new ConfigError(`Invalid config file ${file}: ${problems}`);
+  }
+  return parsed.data;
 }
 
 /** A configuration problem, naming the variable to fix. */
@@ -51,10 +117,10 @@ export class ConfigError extends Error {
 
 /** Parses the worker configuration from the environment; fails fast naming each bad variable. */
 export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
-  const picked = Object.fromEntries(
+  const picked: Record<string, string> = Object.fromEntries(
     Object.keys(WORKER_ENV)
-      .map((k) => [k, env[k]])
-      .filter(([, v]) => v !== undefined && v !== ''),
+      .map((k): [string, string | undefined] => [k, env[k]])
+      .filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''),
   );
   const parsed = EnvSchema.safeParse(picked);
   if (!parsed.success) {
@@ -62,7 +128,11 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     throw new ConfigError(`Invalid worker configuration: ${problems}`);
   }
   const e = parsed.data;
+  const file = loadConfigFile(e.DURABLE_AGENT_CONFIG, env);
   return {
+    email: file.email,
+    databases: file.databases,
+    search: file.search,
     taskQueue: e.DURABLE_AGENT_TASK_QUEUE,
     scriptsDir: path.resolve(e.DURABLE_AGENT_SCRIPTS_DIR),
     logLevel: e.DURABLE_AGENT_LOG_LEVEL,
@@ -73,7 +143,10 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
         baseUrl: e.OPENAI_BASE_URL ?? 'https://api.openai.com/v1',
         baseUrlConfigured: e.OPENAI_BASE_URL !== undefined,
       },
-      anthropic: { apiKey: e.ANTHROPIC_API_KEY, baseUrl: e.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com' },
+      anthropic: {
+        apiKey: e.ANTHROPIC_API_KEY,
+        baseUrl: e.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com',
+      },
     },
   };
 }

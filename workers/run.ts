@@ -1,5 +1,6 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { LogEntry } from '@temporalio/worker';
+import { closeEmailConnections } from '../activities/email';
 import type { WorkerConfig } from './config';
 import type { TemporalTarget } from './connect';
 import { connectClient, connectWorker } from './connect';
@@ -64,6 +65,7 @@ export function runWorker(opts: {
       }
       await worker.run();
     } finally {
+      closeEmailConnections();
       await client.connection.close();
       await connection.close();
     }

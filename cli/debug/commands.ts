@@ -1,0 +1,202 @@
+import fs from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
+import type { TemporalTarget } from '../../workers/connect';
+import { connectClient } from '../../workers/connect';
+import { loadWorkerConfig } from '../../workers/config';
+import { AGENT_WORKFLOW_TYPE } from '../../shared/agent';
+import { parseModelSpec } from '../model-spec';
+import { watchRun } from '../watch';
+import type { History } from './history';
+import { fetchRunHistory, historyJson, readHistoryFile } from './history';
+import { planFork } from './fork';
+import type { TranscriptFormat } from './render';
+import { renderTimeline } from './render';
+import { formatOutcome, replayBundle, replayHistory } from './replay';
+import { buildTimeline } from './timeline';
+
+/** Loads a history from `--file` or from the server by workflow id. */
+async function loadHistory(
+  target: () => TemporalTarget,
+  id: string | undefined,
+  o: { file?: string; runId?: string },
+): Promise<{ history: History; workflowId: string }> {
+  if (o.file) return { history: readHistoryFile(o.file), workflowId: id ?? 'replayed' };
+  if (!id) throw new Error('Give a workflow id or --file <history.json>');
+  const client = await connectClient(target());
+  try {
+    return { history: await fetchRunHistory(client, id, o.runId), workflowId: id };
+  } catch (err) {
+    throw new Error(`Cannot fetch the history of ${id}: ${(err as Error).message}`);
+  } finally {
+    await client.connection.close();
+  }
+}
+
+function progressBar(done: number, total: number): string {
+  const width = 30;
+  const filled = total ? Math.round((done / total) * width) : width;
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${done}/${total}`;
+}
+
+/**
+ * Registers the debugging commands: `replay`, `export`, `transcript` and `fork`.
+ */
+export function registerDebugCommands(program: Command, target: () => TemporalTarget): void {
+  // Replays run a worker in this process; keep its routine logs out of the report.
+  const quiet = () => {
+    if (!Runtime._instance) Runtime.install({ logger: new DefaultLogger('ERROR') });
+  };
+  program
+    .command('replay')
+    .description(
+      'Replay runs against the current workflow code; exits 1 and names the step where they diverge',
+    )
+    .argument('[id]', 'workflow id (the latest run unless --run-id)')
+    .option(
+      '--file <history.json>',
+      'a history file (from `export` or `temporal workflow show --output json`)',
+    )
+    .option('--run-id <runId>', 'a specific run')
+    .option('--all', 'replay every run matching --query')
+    .option(
+      '--query <visibility query>',
+      "with --all, e.g. \"WorkflowType='agentWorkflow' AND StartTime > '2026-11-23T00:00:00Z'\"",
+    )
+    .option('--workflows-path <path>', 'workflow code to replay against (default: this project’s workflows/)')
+    .action(
+      async (
+        id: string | undefined,
+        o: { file?: string; runId?: string; all?: boolean; query?: string; workflowsPath?: string },
+      ) => {
+        quiet();
+        const bundle = await replayBundle(o.workflowsPath);
+        if (!o.all) {
+          const { history, workflowId } = await loadHistory(target, id, o);
+          const outcome = await replayHistory(bundle, history, workflowId);
+          console.log(formatOutcome(outcome));
+          process.exitCode = outcome.ok ? 0 : 1;
+          return;
+        }
+        const client = await connectClient(target());
+        try {
+          const query = o.query ?? `WorkflowType='${AGENT_WORKFLOW_TYPE}'`;
+          const runs: { workflowId: string; runId: string }[] = [];
+          for await (const w of client.workflow.list({ query }))
+            runs.push({ workflowId: w.workflowId, runId: w.runId });
+          let ok = 0;
+          const failed: string[] = [];
+          for (const [i, r] of runs.entries()) {
+            const history = await fetchRunHistory(client, r.workflowId, r.runId);
+            const outcome = await replayHistory(bundle, history, r.workflowId);
+            if (outcome.ok) ok += 1;
+            else failed.push(formatOutcome(outcome));
+            if (process.stderr.isTTY) process.stderr.write(`\r${progressBar(i + 1, runs.length)}`);
+            else if ((i + 1) % 10 === 0 || i + 1 === runs.length)
+              console.error(progressBar(i + 1, runs.length));
+          }
+          if (process.stderr.isTTY) process.stderr.write('\n');
+          for (const f of failed) console.log(f);
+          console.log(`${runs.length} runs replayed: ${ok} OK, ${failed.length} diverged or failed`);
+          process.exitCode = failed.length ? 1 : 0;
+        } finally {
+          await client.connection.close();
+        }
+      },
+    );
+
+  program
+    .command('export')
+    .description('Write a run’s history as JSON (the format of `temporal workflow show --output json`)')
+    .argument('<id>', 'workflow id')
+    .option('--run-id <runId>', 'a specific run')
+    .option('-o, --output <file>', 'write to a file instead of stdout')
+    .action(async (id: string, o: { runId?: string; output?: string }) => {
+      const { history } = await loadHistory(target, id, o);
+      const json = historyJson(history);
+      if (o.output) {
+        fs.writeFileSync(o.output, `${json}\n`);
+        console.error(`Wrote ${history.events?.length ?? 0} events to ${o.output}`);
+      } else {
+        process.stdout.write(`${json}\n`);
+      }
+    });
+
+  program
+    .command('transcript')
+    .description(
+      'A readable timeline of a run from its history: model turns, tool calls, notifications, approvals',
+    )
+    .argument('[id]', 'workflow id')
+    .option('--file <history.json>', 'a history file')
+    .option('--run-id <runId>', 'a specific run')
+    .option('--format <format>', 'text | markdown | json', 'text')
+    .option('--width <chars>', 'longest text shown per field', '300')
+    .action(
+      async (id: string | undefined, o: { file?: string; runId?: string; format: string; width: string }) => {
+        if (!['text', 'markdown', 'json'].includes(o.format))
+          throw new Error('--format must be text, markdown or json');
+        const width = Number(o.width);
+        if (!Number.isInteger(width) || width < 20) throw new Error('--width must be a whole number ≥ 20');
+        const { history } = await loadHistory(target, id, o);
+        console.log(renderTimeline(buildTimeline(history), o.format as TranscriptFormat, width));
+      },
+    );
+
+  program
+    .command('fork')
+    .description(
+      'Start a new run from a run’s conversation after step N (no tool runs again), with another prompt or model',
+    )
+    .argument('<id>', 'workflow id of the original run')
+    .requiredOption('--from-step <n>', 'keep steps 1..n; the new run goes on from step n+1', (v) => {
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
+      return n;
+    })
+    .option('--run-id <runId>', 'a specific run of the original')
+    .option('--prompt-file <file>', 'replace the system prompt with this file’s text')
+    .option('--model <provider:name>', 'use another model')
+    .option('--id <workflowId>', 'id of the new run (default fork-<uuid>)')
+    .option('--no-wait', 'print the new run’s id without waiting')
+    .action(
+      async (
+        id: string,
+        o: {
+          fromStep: number;
+          runId?: string;
+          promptFile?: string;
+          model?: string;
+          id?: string;
+          wait: boolean;
+        },
+      ) => {
+        const system = o.promptFile ? fs.readFileSync(o.promptFile, 'utf8') : undefined;
+        const model = o.model ? parseModelSpec(o.model) : undefined;
+        const { history } = await loadHistory(target, id, o);
+        const plan = planFork(history, o.fromStep, {
+          ...(system !== undefined ? { system } : {}),
+          ...(model ? { model } : {}),
+        });
+        const client = await connectClient(target());
+        try {
+          const workflowId = o.id ?? `fork-${randomUUID()}`;
+          const handle = await client.workflow.start(AGENT_WORKFLOW_TYPE, {
+            taskQueue: loadWorkerConfig().taskQueue,
+            workflowId,
+            args: [plan.input, plan.carried],
+            memo: { forkedFrom: { ...plan.origin, workflowId: id } },
+          });
+          console.log(`Started ${workflowId}, forked from ${id} after step ${o.fromStep}`);
+          if (!o.wait) return;
+          const outcome = await watchRun(client, handle, (l) => console.log(l));
+          console.log(`\n${outcome.result?.answer ?? `Run ${outcome.outcome}: ${outcome.error ?? ''}`}`);
+          process.exitCode = outcome.exitCode;
+        } finally {
+          await client.connection.close();
+        }
+      },
+    );
+}

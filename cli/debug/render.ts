@@ -1,0 +1,101 @@
+import type { ChatMessage } from '../../shared/conversation';
+import type { TimelineEntry } from './timeline';
+
+/** Output formats of `transcript`. */
+export type TranscriptFormat = 'text' | 'markdown' | 'json';
+
+function clip(value: unknown, limit: number): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  const one = (text ?? '').replace(/\s+/g, ' ').trim();
+  return one.length > limit ? `${one.slice(0, limit)}… (+${one.length - limit} chars)` : one;
+}
+
+function ms(d: number | null): string {
+  return d === null ? 'unfinished' : d >= 1000 ? `${(d / 1000).toFixed(1)} s` : `${d} ms`;
+}
+
+function describeMessage(m: ChatMessage, limit: number): string {
+  switch (m.role) {
+    case 'tool':
+      return `tool result ${m.name} (${m.toolCallId})${m.isError ? ' [error]' : ''}: ${clip(m.content, limit)}`;
+    case 'assistant':
+      return `assistant: ${clip(m.content ?? '', limit)}`;
+    default:
+      return `${m.role}: ${clip(m.content, limit)}`;
+  }
+}
+
+/** The lines of one entry; the first is the headline, the rest are details. */
+function lines(e: TimelineEntry, limit: number): string[] {
+  const time = new Date(e.at).toISOString().slice(11, 23);
+  switch (e.kind) {
+    case 'start': {
+      const out = [`${time} start ${e.workflowType} ${e.workflowId} (run ${e.runId})`];
+      if (e.task !== undefined)
+        out.push(`task: ${clip(e.task, limit)}`, `model: ${e.model}; tools: ${(e.tools ?? []).join(', ')}`);
+      if (e.forkedFrom)
+        out.push(
+          `forked from ${e.forkedFrom.workflowId} (run ${e.forkedFrom.runId}) after step ${e.forkedFrom.step}`,
+        );
+      if (e.continuedFromRunId) out.push(`continued from run ${e.continuedFromRunId}`);
+      if (e.resumedAtStep !== undefined) out.push(`resumes at step ${e.resumedAtStep}`);
+      return out;
+    }
+    case 'model': {
+      const out = [
+        `${time} step ${e.step} model turn (${ms(e.durationMs)}${e.attempts > 1 ? `, attempt ${e.attempts}` : ''}${e.usage ? `, ${e.usage.inputTokens}+${e.usage.outputTokens} tokens` : ''})`,
+      ];
+      for (const m of e.newMessages) out.push(`saw ${describeMessage(m, limit)}`);
+      if (e.failure) out.push(`failed: ${clip(e.failure, limit)}`);
+      if (e.answer) out.push(`answered: ${clip(e.answer, limit)}`);
+      for (const c of e.toolCalls) out.push(`calls ${c.name} (${c.id}) ${clip(c.arguments, limit)}`);
+      return out;
+    }
+    case 'tool': {
+      const head = `${time} step ${e.step} tool ${e.tool} (${e.toolCallId}) ${ms(e.durationMs)}${e.attempts > 1 ? `, attempt ${e.attempts}` : ''}`;
+      const out = [head, `args: ${clip(e.args, limit)}`];
+      if (e.failure) out.push(`failed: ${clip(e.failure, limit)}`);
+      else if (e.result !== null) out.push(`${e.isError ? 'error' : 'result'}: ${clip(e.result, limit)}`);
+      return out;
+    }
+    case 'notification':
+      return [
+        `${time} notification [${e.type}, priority ${typeof e.priority === 'number' || typeof e.priority === 'string' ? e.priority : 'default'}]${e.id ? ` ${e.id}` : ''}: ${clip(e.message, limit)}`,
+      ];
+    case 'signal':
+      return [`${time} signal ${e.name} ${clip(e.payload, limit)}`];
+    case 'update':
+      return [`${time} update ${e.name} ${clip(e.payload, limit)} → ${clip(e.outcome, limit)}`];
+    case 'timer':
+      return [
+        `${time} timer ${e.fired ? `fired after ${ms(e.durationMs)}` : e.durationMs === null ? 'started' : `cancelled after ${ms(e.durationMs)}`}`,
+      ];
+    case 'end': {
+      const out = [`${time} ${e.status.replace(/_/g, ' ')}`];
+      if (e.stopReason) out.push(`stop reason: ${e.stopReason}`);
+      if (e.answer) out.push(`answer: ${clip(e.answer, limit * 4)}`);
+      if (e.failure) out.push(`failure: ${clip(e.failure, limit)}`);
+      if (e.newRunId) out.push(`next run: ${e.newRunId}`);
+      return out;
+    }
+  }
+}
+
+/** Renders a timeline as terminal text, Markdown, or JSON. `limit` caps each text field. */
+export function renderTimeline(entries: TimelineEntry[], format: TranscriptFormat, limit = 300): string {
+  if (format === 'json') return JSON.stringify(entries, null, 2);
+  if (format === 'markdown') {
+    return entries
+      .map((e) => {
+        const [head, ...rest] = lines(e, limit);
+        return [`- **${head}**`, ...rest.map((l) => `  - ${l.replace(/([*_`])/g, '\\$1')}`)].join('\n');
+      })
+      .join('\n');
+  }
+  return entries
+    .map((e) => {
+      const [head, ...rest] = lines(e, limit);
+      return [head, ...rest.map((l) => `    ${l}`)].join('\n');
+    })
+    .join('\n');
+}

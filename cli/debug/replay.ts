@@ -1,0 +1,153 @@
+import path from 'node:path';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { WORKFLOWS_PATH } from '../../workers/worker';
+import type { History, HistoryEvent } from './history';
+import { historyWorkflowId } from './history';
+
+/** Where code and history part ways, in words. */
+export interface Divergence {
+  /** Agent step (model turns so far) where the recorded commands differ from what the code does now. */
+  step: number;
+  /** First history event of the workflow task whose commands differ. */
+  eventId: number | null;
+  /** What the history recorded there (e.g. `activity callModel`). */
+  expected: string;
+  /** What the current code did instead, as far as the replayer says. */
+  got: string;
+  /** The replayer's own message. */
+  detail: string;
+}
+
+/** The result of replaying one history. */
+export interface ReplayOutcome {
+  workflowId: string;
+  ok: boolean;
+  divergence?: Divergence;
+  /** A failure that is not a determinism violation (bad file, code that throws while replaying). */
+  error?: string;
+}
+
+/** Builds the workflow bundle once; replays of many histories share it. */
+export function replayBundle(workflowsPath = WORKFLOWS_PATH): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({
+    workflowsPath: path.resolve(workflowsPath),
+    logger: new DefaultLogger('ERROR'),
+  });
+}
+
+function describeCommandEvent(e: HistoryEvent): string | null {
+  if (e.activityTaskScheduledEventAttributes)
+    return `activity ${e.activityTaskScheduledEventAttributes.activityType?.name ?? '?'}`;
+  if (e.timerStartedEventAttributes) return 'timer';
+  if (e.upsertWorkflowSearchAttributesEventAttributes) return 'search attribute upsert';
+  if (e.markerRecordedEventAttributes)
+    return `marker ${e.markerRecordedEventAttributes.markerName ?? ''}`.trim();
+  if (e.workflowExecutionCompletedEventAttributes) return 'workflow completion';
+  if (e.workflowExecutionFailedEventAttributes) return 'workflow failure';
+  if (e.workflowExecutionContinuedAsNewEventAttributes) return 'continue-as-new';
+  if (e.signalExternalWorkflowExecutionInitiatedEventAttributes) return 'signal to another workflow';
+  if (e.startChildWorkflowExecutionInitiatedEventAttributes) return 'child workflow';
+  if (e.activityTaskCancelRequestedEventAttributes) return 'activity cancellation';
+  if (e.workflowExecutionCanceledEventAttributes) return 'workflow cancellation';
+  return null;
+}
+
+/** The replayer's words, without its wrapping. */
+function coreMessage(err: Error): string {
+  const m = /Nondeterminism error: (.*?)", source/.exec(err.message);
+  return m?.[1] ?? err.message;
+}
+
+async function replays(
+  bundle: WorkflowBundleWithSourceMap,
+  history: History,
+  workflowId: string,
+): Promise<Error | null> {
+  try {
+    await Worker.runReplayHistory(
+      { workflowBundle: bundle, replayName: 'durable-agent-replay' },
+      history,
+      workflowId,
+    );
+    return null;
+  } catch (err) {
+    return err as Error;
+  }
+}
+
+/**
+ * Finds the first workflow task whose recorded commands the current code no longer produces, by
+ * bisecting over history prefixes that end where a workflow task starts (a prefix replays every
+ * earlier task in full).
+ */
+async function locate(
+  bundle: WorkflowBundleWithSourceMap,
+  history: History,
+  workflowId: string,
+  err: Error,
+): Promise<Divergence> {
+  const events = history.events ?? [];
+  const taskStarts = events.flatMap((e, i) => (e.workflowTaskStartedEventAttributes ? [i] : []));
+  // Smallest k such that the prefix ending at the k-th task start fails; all earlier tasks are fine.
+  let lo = 0;
+  let hi = taskStarts.length; // taskStarts.length stands for the full history, known to fail
+  while (lo < hi) {
+    const mid = Math.floor((lo + hi) / 2);
+    const prefix = { events: events.slice(0, (taskStarts[mid] as number) + 1) };
+    if (await replays(bundle, prefix, workflowId)) hi = mid;
+    else lo = mid + 1;
+  }
+  // The commands of the task before that start (or the last task) are where code and history differ.
+  const end = lo < taskStarts.length ? (taskStarts[lo] as number) : events.length;
+  const completedIdx = events
+    .slice(0, end)
+    .map((e) => Boolean(e.workflowTaskCompletedEventAttributes))
+    .lastIndexOf(true);
+  const commands = events.slice(completedIdx + 1, end).filter((e) => describeCommandEvent(e) !== null);
+  const first = commands[0];
+  const step = events
+    .slice(0, completedIdx + 1)
+    .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel').length;
+  const detail = coreMessage(err);
+  const mismatch = /scheduled event '(.+?)' does not match activity type of activity command '(.+?)'/.exec(
+    detail,
+  );
+  const firstEvent = first ? Number(first.eventId) : null;
+  return {
+    step: commands.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
+      ? step + 1
+      : step,
+    eventId: firstEvent,
+    expected: mismatch
+      ? `activity ${mismatch[1]}`
+      : commands.map((e) => describeCommandEvent(e)).join(', ') || 'no command',
+    got: mismatch ? `activity ${mismatch[2]}` : 'different commands (see detail)',
+    detail,
+  };
+}
+
+/** Replays one history against the bundled workflow code. */
+export async function replayHistory(
+  bundle: WorkflowBundleWithSourceMap,
+  history: History,
+  workflowId = historyWorkflowId(history) ?? 'replayed',
+): Promise<ReplayOutcome> {
+  const err = await replays(bundle, history, workflowId);
+  if (!err) return { workflowId, ok: true };
+  if (err.name !== 'DeterminismViolationError') return { workflowId, ok: false, error: err.message };
+  return { workflowId, ok: false, divergence: await locate(bundle, history, workflowId, err) };
+}
+
+/** One line for a replay outcome. */
+export function formatOutcome(o: ReplayOutcome): string {
+  if (o.ok) return `OK ${o.workflowId}`;
+  if (o.divergence) {
+    const d = o.divergence;
+    return (
+      `DIVERGED ${o.workflowId} at step ${d.step}${d.eventId !== null ? ` (history event ${d.eventId})` : ''}: ` +
+      `history has ${d.expected}, the code now does ${d.got}\n    ${d.detail}`
+    );
+  }
+  return `FAILED ${o.workflowId}: ${o.error ?? 'unknown error'}`;
+}

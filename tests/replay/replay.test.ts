@@ -1,0 +1,44 @@
+/**
+ * Every committed history (tests/replay/histories, recorded from real runs of each scenario by
+ * scripts/record-histories.ts) replays against today's workflow code; a deliberately changed
+ * workflow is caught as a determinism violation, named by step.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { readHistoryFile } from '../../cli/debug/history';
+import { replayBundle, replayHistory } from '../../cli/debug/replay';
+import { SCENARIOS } from './scenarios';
+import { quietRuntime } from '../support/temporal';
+
+const DIR = path.join(__dirname, 'histories');
+const FILES = fs.readdirSync(DIR).filter((f) => f.endsWith('.json'));
+let current: WorkflowBundleWithSourceMap;
+let changed: WorkflowBundleWithSourceMap;
+
+beforeAll(async () => {
+  quietRuntime();
+  current = await replayBundle();
+  changed = await replayBundle(path.join(__dirname, 'fixtures', 'changed-workflows.ts'));
+}, 120_000);
+
+test('a recorded history exists for every scenario', () => {
+  for (const s of SCENARIOS)
+    expect(FILES.some((f) => f === `${s.name}.json` || f.startsWith(`${s.name}-`))).toBe(true);
+});
+
+test.each(FILES)('%s replays with the current workflow code', async (file) => {
+  const outcome = await replayHistory(current, readHistoryFile(path.join(DIR, file)));
+  expect(outcome).toEqual({ workflowId: expect.any(String), ok: true });
+});
+
+test('a changed workflow raises a determinism violation that names the diverging step', async () => {
+  const outcome = await replayHistory(changed, readHistoryFile(path.join(DIR, 'utility-tools.json')));
+  expect(outcome.ok).toBe(false);
+  expect(outcome.divergence).toMatchObject({
+    step: 1,
+    expected: 'activity callModel',
+    got: 'activity get_time',
+  });
+  expect(outcome.divergence?.detail).toMatch(/does not match/);
+});

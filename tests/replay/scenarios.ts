@@ -1,0 +1,187 @@
+import type { Client } from '@temporalio/client';
+import type { AgentInput } from '../../shared/agent';
+import { approveToolCallUpdate, stateQuery, userMessageSignal } from '../../shared/agent';
+import { inboxWorkflowId, markReadSignal, notifySignal } from '../../shared/notifications/messages';
+import { answerTurn, callTurn } from '../support/scripts';
+
+/** One recorded scenario: starts a run (and drives it), returns the workflow ids whose histories to keep. */
+export interface Scenario {
+  name: string;
+  run(client: Client, taskQueue: string, id: string): Promise<string[]>;
+}
+
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function agent(client: Client, taskQueue: string, id: string, input: AgentInput): Promise<string[]> {
+  await client.workflow.execute('agentWorkflow', { taskQueue, workflowId: id, args: [input] });
+  return [id];
+}
+
+/**
+ * The scenarios whose histories are committed under tests/replay/histories and replayed on every
+ * test run. Re-record on purpose with `npx tsx scripts/record-histories.ts` after a deliberate,
+ * versioned change (see docs/versioning.md).
+ */
+export const SCENARIOS: Scenario[] = [
+  {
+    name: 'utility-tools',
+    run: (client, tq, id) =>
+      agent(client, tq, id, {
+        task: 'utility tools',
+        tools: ['get_time', 'calculator', 'wait'],
+        model: {
+          provider: 'scripted',
+          turns: [
+            callTurn(
+              ['get_time', { timezone: 'Europe/Paris' }, 't'],
+              ['calculator', { expression: '6*7' }, 'c'],
+            ),
+            callTurn(
+              ['wait', { seconds: 1 }, 'w'],
+              ['calculator', { expr: 'bad' }, 'bad'],
+              ['nope', {}, 'unknown'],
+            ),
+            answerTurn('{{result:c}}'),
+          ],
+        },
+      }),
+  },
+  {
+    name: 'notifications',
+    run: (client, tq, id) =>
+      agent(client, tq, id, {
+        task: 'notifications',
+        tools: ['notify_user'],
+        notify: { user: `${id}-user` },
+        model: {
+          provider: 'scripted',
+          turns: [
+            callTurn(
+              ['notify_user', { message: '0%', type: 'progress', id: 'p', priority: 10 }, 'n1'],
+              ['notify_user', { message: 'x', type: 'critical' }, 'n2'],
+            ),
+            callTurn(['notify_user', { message: 'done', type: 'success', id: 'p' }, 'n3']),
+            answerTurn('ok'),
+          ],
+        },
+      }),
+  },
+  {
+    name: 'approvals',
+    async run(client, tq, id) {
+      const handle = await client.workflow.start('agentWorkflow', {
+        taskQueue: tq,
+        workflowId: id,
+        args: [
+          {
+            task: 'approvals',
+            tools: ['calculator'],
+            policy: { requireApproval: ['calculator'], approvalTimeout: '2 seconds' },
+            model: {
+              provider: 'scripted',
+              turns: [
+                callTurn(
+                  ['calculator', { expression: '1+1' }, 'yes'],
+                  ['calculator', { expression: '2+2' }, 'no'],
+                ),
+                callTurn(['calculator', { expression: '3+3' }, 'late']),
+                answerTurn('{{last_tool_results}}'),
+              ],
+            },
+          } satisfies AgentInput,
+        ],
+      });
+      await until(
+        async () => (await handle.query(stateQuery)).pendingToolCalls.length === 2,
+        'two approvals',
+      );
+      await handle.signal(userMessageSignal, { text: 'only the first one' });
+      await handle.executeUpdate(approveToolCallUpdate, { args: [{ toolCallId: 'yes', approve: true }] });
+      await handle.executeUpdate(approveToolCallUpdate, {
+        args: [{ toolCallId: 'no', approve: false, reason: 'not needed' }],
+      });
+      await handle.result(); // 'late' times out after 2 s
+      return [id];
+    },
+  },
+  {
+    name: 'continue-as-new',
+    async run(client, tq, id) {
+      const handle = await client.workflow.start('agentWorkflow', {
+        taskQueue: tq,
+        workflowId: id,
+        args: [
+          {
+            task: 'continue as new',
+            tools: ['calculator'],
+            policy: { continueAsNewAfterSteps: 1 },
+            model: {
+              provider: 'scripted',
+              turns: [
+                callTurn(['calculator', { expression: '1' }, 'a']),
+                callTurn(['calculator', { expression: '2' }, 'b']),
+                answerTurn('{{result:a}}{{result:b}}'),
+              ],
+            },
+          } satisfies AgentInput,
+        ],
+      });
+      await handle.result();
+      // Keep the first run (ends with continue-as-new) and the last (completes).
+      return [`${id}@${handle.firstExecutionRunId}`, id];
+    },
+  },
+  {
+    name: 'cancellation',
+    async run(client, tq, id) {
+      const handle = await client.workflow.start('agentWorkflow', {
+        taskQueue: tq,
+        workflowId: id,
+        args: [
+          {
+            task: 'cancel me',
+            tools: ['wait'],
+            model: {
+              provider: 'scripted',
+              turns: [callTurn(['wait', { seconds: 30 }, 'w']), answerTurn('never')],
+            },
+          } satisfies AgentInput,
+        ],
+      });
+      await until(
+        async () => (await handle.query(stateQuery)).pendingToolCalls.some((p) => p.state === 'running'),
+        'the wait',
+      );
+      await new Promise((r) => setTimeout(r, 1500));
+      await handle.cancel();
+      await handle.result().catch(() => undefined);
+      return [id];
+    },
+  },
+  {
+    name: 'inbox',
+    async run(client, tq, id) {
+      const user = `${id}-user`;
+      const handle = await client.workflow.signalWithStart('inboxWorkflow', {
+        workflowId: inboxWorkflowId(user),
+        taskQueue: tq,
+        args: [{ maxNotifications: 3, continueAsNewAfter: 5 }],
+        signal: notifySignal,
+        signalArgs: [{ message: 'first' }],
+      });
+      for (let i = 2; i <= 4; i++)
+        await handle.signal(notifySignal, { message: `n${i}`, id: i === 4 ? 'x' : undefined });
+      await handle.signal(notifySignal, { message: 'bad', priority: 15 } as never);
+      await handle.signal(markReadSignal, { all: true });
+      await until(async () => (await handle.describe()).runId !== handle.signaledRunId, 'continue-as-new');
+      await handle.terminate('recorded');
+      return [`${inboxWorkflowId(user)}@${handle.signaledRunId}`];
+    },
+  },
+];
