@@ -1,8 +1,11 @@
 import type { Client } from '@temporalio/client';
 import type { WorkerConfig } from '../workers/config';
+import { createEmailActivities } from './email';
 import { createModelActivities } from './model';
 import type { ModelProvider } from './model/provider';
 import { createNotificationActivities } from './notifications';
+import { createSearchActivities } from './search';
+import { createSqlActivities } from './sql';
 import type { ToolActivity } from './types';
 import { calculator } from './utility/calculator';
 import { createGetTime } from './utility/get-time';
@@ -23,9 +26,12 @@ export interface ActivityDeps {
 export function createActivities(deps: ActivityDeps): Record<string, ToolActivity | ((input: never) => Promise<unknown>)> {
   return {
     ...createModelActivities({ config: deps.config, providers: deps.providers }),
-    get_time: createGetTime(deps.now) as ToolActivity,
-    calculator: calculator as ToolActivity,
-    wait: wait as ToolActivity,
+    get_time: createGetTime(deps.now),
+    calculator,
+    wait,
     ...createNotificationActivities({ client: deps.client, taskQueue: deps.config.taskQueue }),
+    ...createEmailActivities({ config: deps.config.email }),
+    ...createSearchActivities({ search: deps.config.search }),
+    ...createSqlActivities({ config: deps.config.databases }),
   };
 }

@@ -14,6 +14,7 @@ import { connectClient, temporalTarget } from '../workers/connect';
 import { installJsonLogging, runWorker } from '../workers/run';
 import { devServerStatus, startDevServer, stopDevServer } from './dev-server';
 import { registerDebugCommands } from './debug/commands';
+import { registerKbCommands } from './kb';
 import { parseModelSpec } from './model-spec';
 import { registerNotificationCommands } from './notifications';
 import { startAgentRun } from './start-run';
@@ -290,6 +291,7 @@ program
 registerNotificationCommands(program, target);
 
 registerDebugCommands(program, target);
+registerKbCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
   console.error(`error: ${err instanceof Error ? err.message : String(err)}`);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ChatMessage, Usage } from './conversation';
+import type { Citation, CitationState } from './citations';
 import type { NotificationState } from './notifications/state';
 import { ModelChoiceSchema } from './model';
 import { TOOL_NAMES } from './tools/registry';
@@ -32,11 +33,17 @@ export const PolicySchema = z
       .default([])
       .describe('Tool names whose calls wait for an approve/reject update'),
     approvalTimeout: DurationSchema.default('1 hour'),
+    maxContextMessages: z
+      .number()
+      .int()
+      .min(4)
+      .default(200)
+      .describe('Messages sent to the model per call: the system prompt and task, then the latest ones'),
     continueAsNewAfterSteps: z
       .number()
       .int()
       .min(1)
-      .default(200)
+      .default(100)
       .describe('Steps in one workflow run before it continues as new (also on the server’s suggestion)'),
   })
   .strict();
@@ -166,6 +173,7 @@ export interface CarriedState {
   lastError: string | null;
   toolCallSeq: number;
   notifications?: NotificationState;
+  citations?: CitationState;
 }
 
 /** Decision for a tool call waiting for approval. */
@@ -183,6 +191,8 @@ export const stateQuery = defineQuery<AgentStateView>('state');
 export const transcriptQuery = defineQuery<TranscriptEntry[]>('transcript');
 /** Query: events after `since` (a sequence number), for live progress. */
 export const eventsQuery = defineQuery<AgentEvent[], [{ since?: number }?]>('events');
+/** Query: every citation of the run (`[[a1]]` → its full search record), for rendering final answers. */
+export const citationsQuery = defineQuery<Citation[]>('citations');
 /** Update: approve or reject a tool call that is waiting for approval. */
 export const approveToolCallUpdate = defineUpdate<
   { toolCallId: string; approved: boolean },

@@ -30,3 +30,17 @@ export function addUsage(a: Usage, b: Usage): Usage {
 
 /** A zero usage record. */
 export const ZERO_USAGE: Usage = Object.freeze({ inputTokens: 0, outputTokens: 0 });
+
+/**
+ * The messages the model sees: all of them up to `max`, else the system prompt and task plus the
+ * latest messages, starting at a turn boundary so no tool result loses the call it answers (the
+ * window may exceed `max` by the results of that one turn). The run keeps the whole conversation;
+ * this bounds each model call, and the history it writes.
+ */
+export function contextWindow(messages: ChatMessage[], max: number): ChatMessage[] {
+  if (messages.length <= max) return messages;
+  const head = messages.slice(0, 2);
+  let start = Math.max(2, messages.length - (max - head.length));
+  while (start > 2 && messages[start]?.role === 'tool') start -= 1;
+  return [...head, ...messages.slice(start)];
+}

@@ -64,6 +64,8 @@ export interface CallModelInput {
   messages: ChatMessage[];
   /** Names of the tools offered; the activity turns them into provider tool specs. */
   tools: string[];
+  /** The run's step (model turn number, from 1); the scripted model plays the turn of this step. */
+  step?: number;
 }
 
 /** Output of the `callModel` activity. */

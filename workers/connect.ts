@@ -6,6 +6,12 @@ import { NativeConnection } from '@temporalio/worker';
 /** Address used when neither TEMPORAL_ADDRESS nor a config profile names one: the local dev server. */
 export const LOCAL_ADDRESS = '127.0.0.1:7233';
 
+/**
+ * gRPC settings for client connections: a page of history of a long agent run (model inputs carry
+ * the conversation) can exceed gRPC's default 4 MB message limit.
+ */
+export const CLIENT_CHANNEL_ARGS = { 'grpc.max_receive_message_length': 128 * 1024 * 1024 };
+
 /** Connection settings from Temporal's standard environment variables and TOML profiles. */
 export interface TemporalTarget {
   connectionOptions: NativeConnectionOptions;
@@ -26,7 +32,11 @@ export function temporalTarget(overrides: { address?: string; namespace?: string
 /** A client connection for CLIs and the API. The caller closes it. */
 export async function connectClient(target: TemporalTarget = temporalTarget()): Promise<Client> {
   try {
-    const connection = await Connection.connect({ ...target.connectionOptions, connectTimeout: 5000 });
+    const connection = await Connection.connect({
+      ...target.connectionOptions,
+      connectTimeout: 5000,
+      channelArgs: CLIENT_CHANNEL_ARGS,
+    });
     return new Client({ connection, namespace: target.namespace });
   } catch (err) {
     throw new Error(

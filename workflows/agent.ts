@@ -18,6 +18,7 @@ import type { ModelActivities, ToolActivity } from '../activities/types';
 import {
   AgentInputSchema,
   approveToolCallUpdate,
+  citationsQuery,
   eventsQuery,
   stateQuery,
   transcriptQuery,
@@ -37,7 +38,7 @@ import type {
   TranscriptEntry,
 } from '../shared/agent';
 import type { ChatMessage, ToolCall } from '../shared/conversation';
-import { addUsage } from '../shared/conversation';
+import { addUsage, contextWindow } from '../shared/conversation';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system';
 import type { ToolDefinition } from '../shared/tools/define';
 import { AgentLastToolKey, AgentModelKey, AgentStatusKey, AgentStepKey } from '../shared/search-attributes';
@@ -47,6 +48,8 @@ import { inboxWorkflowId } from '../shared/notifications/messages';
 import { NotificationPriority } from '../shared/notifications/schema';
 import type { NotificationActivities } from '../activities/types';
 import { NotificationBox } from './notifications';
+import type { CitationState } from '../shared/citations';
+import { applyCitations, createCitationState, resolveCitations, searchRecordsOf } from '../shared/citations';
 
 /** Model calls: one attempt may take a while; provider errors are classified by the activity. */
 const MODEL_ACTIVITY_OPTIONS = {
@@ -168,6 +171,7 @@ class AgentRun {
   private readonly slotWaiters: (() => void)[] = [];
   private readonly stepsAtStart: number;
   private readonly notifications: NotificationBox;
+  private citations: CitationState;
 
   constructor(
     private readonly input: ParsedAgentInput,
@@ -187,6 +191,7 @@ class AgentRun {
     this.toolCallSeq = carried?.toolCallSeq ?? 0;
     this.stepsAtStart = this.step;
     this.notifications = new NotificationBox(carried?.notifications);
+    this.citations = carried?.citations ?? createCitationState();
   }
 
   registerHandlers(): void {
@@ -203,6 +208,7 @@ class AgentRun {
     });
     setHandler(stateQuery, () => this.view());
     setHandler(transcriptQuery, () => this.transcript());
+    setHandler(citationsQuery, () => resolveCitations(this.citations));
     setHandler(eventsQuery, (opts) => {
       const since = opts?.since ?? 0;
       return this.events.filter((e) => e.seq > since);
@@ -296,7 +302,12 @@ class AgentRun {
     const started = Date.now();
     let out;
     try {
-      out = await callModel({ model: this.input.model, messages: this.messages, tools: this.input.tools });
+      out = await callModel({
+        model: this.input.model,
+        messages: contextWindow(this.messages, this.input.policy.maxContextMessages),
+        tools: this.input.tools,
+        step: this.step,
+      });
     } catch (err) {
       if (isCancellation(err)) throw err;
       const cause =
@@ -406,15 +417,16 @@ class AgentRun {
           ...(notifyUser ? { context: { notifyUser } } : {}),
         });
         this.usage = { ...this.usage, toolCalls: this.usage.toolCalls + 1 };
+        const content = this.cite(def, args.data, result.data) ?? result.content;
         this.emit({
           kind: 'tool_finished',
           toolCallId: call.id,
           tool: call.name,
-          text: clip(result.content),
+          text: clip(content),
           isError: result.isError,
           durationMs: Date.now() - started,
         });
-        return reply(result.content, result.isError ?? false);
+        return reply(content, result.isError ?? false);
       } catch (err) {
         if (isCancellation(err)) throw err;
         const cause =
@@ -437,6 +449,20 @@ class AgentRun {
     } finally {
       this.pending.delete(call.id);
     }
+  }
+
+  /**
+   * Numbers the records of a search tool's result for citation (`[[a1]]`), counting on across every
+   * search of the run, and returns what the model reads; undefined for other tools.
+   */
+  private cite(def: ToolDefinition, args: unknown, data: unknown): string | undefined {
+    if (def.category !== 'search') return undefined;
+    const records = searchRecordsOf(data);
+    if (!records) return undefined;
+    const query = (args as { query?: unknown } | undefined)?.query;
+    const applied = applyCitations(this.citations, records, typeof query === 'string' ? { query } : {});
+    this.citations = applied.state;
+    return applied.content;
   }
 
   /** FIFO semaphore bounding concurrent tool activities (plain promises, so replay is deterministic). */
@@ -568,6 +594,7 @@ class AgentRun {
       lastError: this.lastError,
       toolCallSeq: this.toolCallSeq,
       notifications: this.notifications.snapshot(),
+      citations: this.citations,
     };
   }
 

@@ -21,6 +21,8 @@ export interface InboxInput {
 
 /** Signals per run before continuing as new, keeping each run's history small. */
 const DEFAULT_CONTINUE_AS_NEW_AFTER = 500;
+/** History events per run before continuing as new, whatever the signal count. */
+const MAX_HISTORY_EVENTS = 2000;
 
 /**
  * A user's inbox: aggregates notifications across agent runs. Created by signal-with-start, runs
@@ -39,7 +41,14 @@ export async function inboxWorkflow(input: InboxInput = {}): Promise<never> {
   const box = new NotificationBox(carried, input.maxNotifications);
   box.registerHandlers();
   const limit = input.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
-  await condition(() => workflowInfo().continueAsNewSuggested || box.handled >= limit);
+  // The history length guard keeps a flood of signals from growing one run's history (and its
+  // replay time) without bound while continue-as-new waits for a quiet moment.
+  await condition(
+    () =>
+      workflowInfo().continueAsNewSuggested ||
+      box.handled >= limit ||
+      workflowInfo().historyLength >= MAX_HISTORY_EVENTS,
+  );
   await condition(allHandlersFinished);
   return continueAsNew<typeof inboxWorkflow>({ ...input, carried: box.snapshot() });
 }

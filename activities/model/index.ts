@@ -91,6 +91,7 @@ export function createModelActivities({ config, providers = {} }: ModelActivityD
           model: input.model,
           messages: input.messages,
           tools: modelToolSpecs(input.tools),
+          step: input.step,
           signal: ctx.cancellationSignal,
         });
       } finally {

@@ -6,6 +6,8 @@ export interface ProviderRequest<M extends ModelChoice = ModelChoice> {
   model: M;
   messages: ChatMessage[];
   tools: ModelToolSpec[];
+  /** The run's step (model turn number, from 1). */
+  step?: number;
   /** Aborted when Temporal cancels the activity. */
   signal?: AbortSignal;
 }

@@ -86,9 +86,9 @@ function renderArgs(value: unknown, messages: ChatMessage[]): unknown {
 export function createScriptedProvider(
   scriptsDir: string,
 ): ModelProvider<Extract<ModelChoice, { provider: 'scripted' }>> {
-  return async ({ model, messages }): Promise<CallModelOutput> => {
+  return async ({ model, messages, step }): Promise<CallModelOutput> => {
     const turns = model.turns ?? (await loadScript(scriptsDir, model.script as string));
-    const index = messages.filter((m) => m.role === 'assistant').length;
+    const index = step !== undefined ? step - 1 : messages.filter((m) => m.role === 'assistant').length;
     const turn = turns[index];
     if (!turn) {
       throw scriptError(

@@ -47,7 +47,12 @@ function progressBar(done: number, total: number): string {
 export function registerDebugCommands(program: Command, target: () => TemporalTarget): void {
   // Replays run a worker in this process; keep its routine logs out of the report.
   const quiet = () => {
-    if (!Runtime._instance) Runtime.install({ logger: new DefaultLogger('ERROR') });
+    if (!Runtime._instance) {
+      Runtime.install({
+        logger: new DefaultLogger('ERROR'),
+        telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } },
+      });
+    }
   };
   program
     .command('replay')

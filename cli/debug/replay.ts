@@ -110,19 +110,43 @@ async function locate(
     .slice(0, completedIdx + 1)
     .filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel').length;
   const detail = coreMessage(err);
-  const mismatch = /scheduled event '(.+?)' does not match activity type of activity command '(.+?)'/.exec(
+  const stepAt = (eventId: number) =>
+    events.filter(
+      (e) => Number(e.eventId) <= eventId && e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel',
+    ).length;
+  const mismatch = /scheduled event '(.+?)' does not match activity type of activity command '(.+?)'/.exec(detail);
+  if (mismatch) {
+    const at = commands.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === mismatch[1]) ?? first;
+    const eventId = at ? Number(at.eventId) : null;
+    return {
+      step: eventId === null ? step : stepAt(eventId),
+      eventId,
+      expected: `activity ${mismatch[1]}`,
+      got: `activity ${mismatch[2]}`,
+      detail,
+    };
+  }
+  // "<Kind> machine does not handle this event: HistoryEvent(id: N, Type)" or "No command scheduled for event …"
+  const named = /(?:(\w+) machine does not handle this event|No command scheduled for event)\W+HistoryEvent\(id: (\d+)/.exec(
     detail,
   );
+  const namedEvent = named ? events.find((e) => Number(e.eventId) === Number(named[2])) : undefined;
+  if (named && namedEvent) {
+    const eventId = Number(named[2]);
+    return {
+      step: stepAt(eventId),
+      eventId,
+      expected: describeCommandEvent(namedEvent) ?? 'another command',
+      got: named[1] ? named[1].toLowerCase() : 'no command',
+      detail,
+    };
+  }
   const firstEvent = first ? Number(first.eventId) : null;
   return {
-    step: commands.some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel')
-      ? step + 1
-      : step,
+    step: firstEvent === null ? step : stepAt(firstEvent),
     eventId: firstEvent,
-    expected: mismatch
-      ? `activity ${mismatch[1]}`
-      : commands.map((e) => describeCommandEvent(e)).join(', ') || 'no command',
-    got: mismatch ? `activity ${mismatch[2]}` : 'different commands (see detail)',
+    expected: commands.map((e) => describeCommandEvent(e)).join(', ') || 'no command',
+    got: 'different commands (see detail)',
     detail,
   };
 }

@@ -1,7 +1,10 @@
 import type { ToolDefinition } from './define';
 import { calculatorTool } from './calculator';
+import { fetchEmailTool, sendEmailTool } from './email';
 import { getTimeTool } from './get-time';
 import { notifyUserTool } from './notify-user';
+import { knowledgeBaseSearchTool, webSearchTool } from './search';
+import { sqlQueryTool, sqlSchemaTool } from './sql';
 import { waitTool } from './wait';
 
 /**
@@ -9,7 +12,23 @@ import { waitTool } from './wait';
  * the worker registers one activity per entry, named after the tool.
  */
 export const TOOL_REGISTRY: Readonly<Record<string, ToolDefinition>> = Object.freeze(
-  Object.fromEntries([getTimeTool, calculatorTool, waitTool, notifyUserTool].map((t) => [t.name, t as ToolDefinition])),
+  Object.fromEntries(
+    [
+      getTimeTool,
+      calculatorTool,
+      waitTool,
+      notifyUserTool,
+      fetchEmailTool,
+      sendEmailTool,
+      knowledgeBaseSearchTool,
+      webSearchTool,
+      sqlSchemaTool,
+      sqlQueryTool,
+    ].map((t) => [
+      t.name,
+      t as ToolDefinition,
+    ]),
+  ),
 );
 
 /** Names of all registered tools. */

@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { NativeConnection } from '@temporalio/worker';
 import { startDevServer, stopDevServer } from '../../cli/dev-server';
+import { CLIENT_CHANNEL_ARGS } from '../../workers/connect';
 import { createAgentWorker } from '../../workers/worker';
 import type { WorkerConfig } from '../../workers/config';
 import { freePort } from './processes';
@@ -23,7 +24,9 @@ export async function startDevServerFixture(): Promise<DevServerFixture> {
   const port = await freePort();
   await startDevServer({ dataDir, port, headless: true });
   const address = `127.0.0.1:${port}`;
-  const client = new Client({ connection: await Connection.connect({ address }) });
+  const client = new Client({
+    connection: await Connection.connect({ address, channelArgs: CLIENT_CHANNEL_ARGS }),
+  });
   return {
     address,
     port,

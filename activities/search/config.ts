@@ -1,0 +1,96 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { PROJECT_ROOT } from '../../cli/binaries';
+import { WEB_PROVIDERS } from '../../shared/tools/search';
+
+const keyed = (defaultBaseUrl: string, keyHint: string) =>
+  z
+    .object({
+      apiKey: z
+        .string({ message: `is required (${keyHint}); use "\${env:NAME}" to read it from the environment` })
+        .trim()
+        .min(1, { message: `must not be empty (${keyHint})` }),
+      baseUrl: z.url({ message: 'must be a URL' }).default(defaultBaseUrl),
+    })
+    .strict();
+
+/** Web search settings: which providers are configured, with their keys and addresses. */
+export const WebSearchConfigSchema = z
+  .object({
+    providers: z
+      .object({
+        tavily: keyed('https://api.tavily.com', 'a Tavily key, tvly-…').optional(),
+        exa: keyed('https://api.exa.ai', 'an Exa key').optional(),
+        brave: keyed('https://api.search.brave.com', 'a Brave Search subscription token').optional(),
+        searxng: z
+          .object({
+            url: z.url({ message: 'must be the URL of a SearXNG instance with the JSON format enabled' }),
+          })
+          .strict()
+          .optional(),
+      })
+      .strict()
+      .default({}),
+    /**
+     * Providers a call queries when the model names none; their results are merged and duplicate
+     * addresses removed. Default: the first configured provider in {@link WEB_PROVIDERS} order.
+     */
+    default: z.array(z.enum(WEB_PROVIDERS)).min(1).optional(),
+    /** Per-request timeout; a provider slower than this is retried like a network error. */
+    timeoutMs: z.number().int().min(100).max(120_000).default(15_000),
+  })
+  .strict()
+  .superRefine((web, ctx) => {
+    for (const name of web.default ?? []) {
+      if (!web.providers[name]) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['default'],
+          message: `"${name}" is listed as a default but search.web.providers.${name} is not configured`,
+        });
+      }
+    }
+  });
+
+/** Knowledge-base settings. Paths are relative to the project folder. */
+export const KnowledgeBaseConfigSchema = z
+  .object({
+    /** Folder of the index; the worker and the CLI share it. */
+    dataDir: z.string().trim().min(1).default('.data/kb'),
+    /**
+     * Folders indexed on first use when the knowledge base is empty, so the demo works with no
+     * setup. Set to [] to start empty.
+     */
+    seed: z.array(z.string().trim().min(1)).default(['examples/kb']),
+    /** Target chunk size in characters: small enough to rank a passage, big enough to make sense alone. */
+    chunkChars: z.number().int().min(200).max(8000).default(1000),
+    /** How long to wait for another process (a CLI `kb add`) to release the index. */
+    lockTimeoutMs: z.number().int().min(0).max(600_000).default(30_000),
+    /** How long the worker keeps the index open after a search, so bursts of searches share one open. */
+    idleCloseMs: z.number().int().min(0).max(600_000).default(5_000),
+  })
+  .strict();
+
+/** Search configuration: the knowledge base and web search providers. */
+export const SearchConfigSchema = z
+  .object({
+    knowledgeBase: KnowledgeBaseConfigSchema.default(() => KnowledgeBaseConfigSchema.parse({})),
+    web: WebSearchConfigSchema.default(() => WebSearchConfigSchema.parse({})),
+  })
+  .strict()
+  .default(() => ({
+    knowledgeBase: KnowledgeBaseConfigSchema.parse({}),
+    web: WebSearchConfigSchema.parse({}),
+  }));
+
+/** Search configuration of a worker. */
+export type SearchConfig = z.output<typeof SearchConfigSchema>;
+/** Knowledge-base settings of a worker. */
+export type KnowledgeBaseConfig = z.output<typeof KnowledgeBaseConfigSchema>;
+/** Web search settings of a worker. */
+export type WebSearchConfig = z.output<typeof WebSearchConfigSchema>;
+
+/** A config path made absolute against the project folder (the worker and the CLI may start elsewhere). */
+export function resolveProjectPath(p: string): string {
+  return path.resolve(PROJECT_ROOT, p);
+}

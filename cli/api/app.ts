@@ -1,0 +1,300 @@
+/**
+ * The notifications HTTP API as a hono app: create, read (full or incremental), mark read, and a
+ * Server-Sent Events stream. It is one more producer and reader of the public contract: it validates
+ * with the contract's validator before signalling, and reads only through queries.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import { isGrpcServiceError } from '@temporalio/client';
+import { Hono } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
+import { streamSSE } from 'hono/streaming';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { MarkReadInputSchema, NotificationInputSchema } from '../../shared/notifications/schema';
+import type { NotificationHistory } from '../../shared/notifications/state';
+import {
+  NotificationTargetError,
+  checkTarget,
+  followNotifications,
+  prepareNotification,
+  readNotifications,
+  readNotificationsSince,
+  sendMarkRead,
+  sendNotification,
+} from '../notification-client';
+
+/** One problem with a request, named by the field (or `(body)`, `(query)`) it is about. */
+export interface ApiIssue {
+  field: string;
+  message: string;
+}
+
+/** Every error response: `error` says what went wrong; `issues` lists each bad field (400 only). */
+export interface ApiErrorBody {
+  error: string;
+  issues?: ApiIssue[];
+}
+
+/** Options of {@link createNotificationsApp}. */
+export interface NotificationsAppOptions {
+  client: Client;
+  /** Task queue an `inbox:` target is started on when its first notification arrives. */
+  taskQueue: string;
+  /** When set, every `/api/*` request needs `Authorization: Bearer <token>`. */
+  token?: string;
+  /** Milliseconds between the stream's `notificationsSince` polls; default 500. */
+  pollIntervalMs?: number;
+  /** Milliseconds between heartbeat comments on a quiet stream, so proxies keep it open; default 15000. */
+  heartbeatMs?: number;
+  /** Where unexpected errors are reported; default stderr. Never receives request headers. */
+  logError?: (message: string) => void;
+}
+
+/**
+ * Request bodies are small JSON objects; the largest valid notification (50,000-character detail of
+ * 3-byte characters plus a 10,000-character message) fits well under this.
+ */
+const MAX_BODY_BYTES = 512 * 1024;
+
+/** Fields a create request may carry: the target plus the producer input of the contract. */
+const CREATE_FIELDS = new Set(['target', ...Object.keys(NotificationInputSchema.shape)]);
+
+/** gRPC codes (UNAVAILABLE 14, DEADLINE_EXCEEDED 4) meaning Temporal could not be reached: 503, not 500. */
+const UNREACHABLE_GRPC_CODES = new Set([14, 4]);
+
+/** sha256 first, so both sides have the same length and the comparison time says nothing about the token. */
+function sameToken(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+function bearerAuth(token: string): MiddlewareHandler {
+  return async (c, next) => {
+    const header = c.req.header('authorization') ?? '';
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+    if (!match?.[1] || !sameToken(match[1], token)) {
+      c.header('WWW-Authenticate', 'Bearer');
+      return c.json<ApiErrorBody>(
+        { error: 'Missing or invalid bearer token (Authorization: Bearer <token>)' },
+        401,
+      );
+    }
+    await next();
+  };
+}
+
+function invalid(c: Context, issues: ApiIssue[]) {
+  return c.json<ApiErrorBody>({ error: issues.map((i) => i.message).join('; '), issues }, 400);
+}
+
+/**
+ * Field-level issues from the contract validator's message: one of its three contract messages, or
+ * `; `-joined "<field> must …" messages from its type and length checks.
+ */
+function contractIssues(error: string): ApiIssue[] {
+  if (error.startsWith('Invalid notification type:')) return [{ field: 'type', message: error }];
+  if (error.startsWith('Invalid notification priority:')) return [{ field: 'priority', message: error }];
+  if (error === 'Message is required') return [{ field: 'message', message: error }];
+  return error
+    .split('; ')
+    .map((message) => ({ field: /^(\w+) must /.exec(message)?.[1] ?? '(body)', message }));
+}
+
+/** The JSON object body, or issues saying why there is none. */
+async function jsonObject(
+  c: Context,
+): Promise<{ ok: true; body: Record<string, unknown> } | { ok: false; issues: ApiIssue[] }> {
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch {
+    return {
+      ok: false,
+      issues: [{ field: '(body)', message: 'body must be JSON (Content-Type: application/json)' }],
+    };
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    return { ok: false, issues: [{ field: '(body)', message: 'body must be a JSON object' }] };
+  }
+  return { ok: true, body: body as Record<string, unknown> };
+}
+
+/** Reads `since` (a whole number ≥ 0) and `guid` from the query string. */
+function sinceParams(
+  c: Context,
+): { ok: true; since?: number; guid?: string } | { ok: false; issues: ApiIssue[] } {
+  const rawSince = c.req.query('since');
+  const guid = c.req.query('guid');
+  const issues: ApiIssue[] = [];
+  if (rawSince !== undefined && !/^\d{1,15}$/.test(rawSince)) {
+    issues.push({ field: 'since', message: 'since must be an update number (a whole number ≥ 0)' });
+  }
+  if (guid !== undefined && rawSince === undefined) {
+    issues.push({ field: 'guid', message: 'guid is only meaningful with since' });
+  }
+  if (issues.length > 0) return { ok: false, issues };
+  return {
+    ok: true,
+    ...(rawSince !== undefined ? { since: Number(rawSince) } : {}),
+    ...(guid ? { guid } : {}),
+  };
+}
+
+function withUnread(target: string, history: NotificationHistory) {
+  return { target, ...history, unread: history.notifications.filter((n) => !n.read).length };
+}
+
+/**
+ * Builds the app:
+ * - `GET /healthz` → `{ status: "ok", openStreams }` (no token needed)
+ * - `POST /api/notifications` → 202 `{ id, target }`
+ * - `GET /api/notifications?target=…[&since=N[&guid=G]]` → the history, or what changed after N
+ * - `POST /api/notifications/read` `{ target, ids | all }` → 202 `{ target, unread }`
+ * - `GET /api/notifications/stream?target=…` → SSE: `snapshot`, then `changes` / `reset` events
+ *
+ * Errors: 400 with field-level issues, 401 without a valid token (when one is configured), 404 for
+ * an unknown target, 413 for a body over 512 KiB, 503 when Temporal cannot be reached.
+ */
+export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
+  const { client, taskQueue } = opts;
+  const pollIntervalMs = opts.pollIntervalMs ?? 500;
+  const heartbeatMs = opts.heartbeatMs ?? 15_000;
+  const logError = opts.logError ?? ((m: string) => console.error(m));
+  const app = new Hono();
+
+  app.onError((err, c) => {
+    if (err instanceof NotificationTargetError) {
+      return c.json<ApiErrorBody>({ error: err.message }, err.code === 'invalid_target' ? 400 : 404);
+    }
+    const cause = (err as { cause?: unknown }).cause;
+    const unreachable = isGrpcServiceError(cause) && UNREACHABLE_GRPC_CODES.has(cause.code);
+    logError(`API error on ${c.req.method} ${c.req.path}: ${err.message}`);
+    const status: ContentfulStatusCode = unreachable ? 503 : 500;
+    return c.json<ApiErrorBody>(
+      { error: unreachable ? 'Temporal is unreachable; try again shortly' : 'Internal error' },
+      status,
+    );
+  });
+  app.notFound((c) => c.json<ApiErrorBody>({ error: `No route ${c.req.method} ${c.req.path}` }, 404));
+
+  // Open event streams, reported by /healthz: a number that keeps growing means streams are not ending.
+  let openStreams = 0;
+  app.get('/healthz', (c) => c.json({ status: 'ok', openStreams }));
+
+  if (opts.token) app.use('/api/*', bearerAuth(opts.token));
+  app.use(
+    '/api/*',
+    bodyLimit({
+      maxSize: MAX_BODY_BYTES,
+      onError: (c) => {
+        // The rest of the body is never read, so this connection cannot carry another request.
+        c.header('Connection', 'close');
+        return c.json<ApiErrorBody>({ error: `Body larger than ${MAX_BODY_BYTES} bytes` }, 413);
+      },
+    }),
+  );
+
+  app.post('/api/notifications', async (c) => {
+    const parsed = await jsonObject(c);
+    if (!parsed.ok) return invalid(c, parsed.issues);
+    const { target: rawTarget, ...fields } = parsed.body;
+    const issues: ApiIssue[] = [];
+    const target = checkTarget(rawTarget);
+    if (!target.ok) issues.push({ field: 'target', message: target.error });
+    // The validator ignores unknown keys; an API caller's typo (displayTime) should not vanish silently.
+    for (const key of Object.keys(parsed.body)) {
+      if (!CREATE_FIELDS.has(key)) issues.push({ field: key, message: `unknown field ${key}` });
+    }
+    const prepared = prepareNotification(fields);
+    if (!prepared.ok) issues.push(...contractIssues(prepared.error));
+    if (issues.length > 0 || !target.ok || !prepared.ok) return invalid(c, issues);
+    await sendNotification(client, taskQueue, target.target, prepared.notification);
+    return c.json({ id: prepared.notification.id, target: target.target }, 202);
+  });
+
+  app.get('/api/notifications', async (c) => {
+    const target = checkTarget(c.req.query('target'));
+    const since = sinceParams(c);
+    const issues = [
+      ...(target.ok ? [] : [{ field: 'target', message: target.error }]),
+      ...(since.ok ? [] : since.issues),
+    ];
+    if (!target.ok || !since.ok) return invalid(c, issues);
+    if (since.since === undefined)
+      return c.json(withUnread(target.target, await readNotifications(client, target.target)));
+    return c.json({
+      target: target.target,
+      ...(await readNotificationsSince(client, target.target, since.since, since.guid)),
+    });
+  });
+
+  app.post('/api/notifications/read', async (c) => {
+    const parsed = await jsonObject(c);
+    if (!parsed.ok) return invalid(c, parsed.issues);
+    const { target: rawTarget, ...rest } = parsed.body;
+    const target = checkTarget(rawTarget);
+    const input = MarkReadInputSchema.safeParse(rest);
+    const issues: ApiIssue[] = target.ok ? [] : [{ field: 'target', message: target.error }];
+    if (!input.success) {
+      for (const i of input.error.issues) {
+        const field = i.code === 'unrecognized_keys' ? i.keys.join(', ') : i.path.join('.') || '(body)';
+        issues.push({
+          field,
+          message: i.code === 'unrecognized_keys' ? `unknown field ${field}` : i.message,
+        });
+      }
+    }
+    if (!target.ok || !input.success) return invalid(c, issues);
+    await sendMarkRead(client, target.target, input.data);
+    // A query sees every signal accepted before it, so this count already includes the change.
+    const after = await readNotifications(client, target.target);
+    return c.json({ target: target.target, unread: after.notifications.filter((n) => !n.read).length }, 202);
+  });
+
+  app.get('/api/notifications/stream', async (c) => {
+    const target = checkTarget(c.req.query('target'));
+    if (!target.ok) return invalid(c, [{ field: 'target', message: target.error }]);
+    // Read before streaming, so an unknown target is a plain 404 rather than an error inside a 200 stream.
+    const first = await readNotifications(client, target.target);
+    return streamSSE(c, async (stream) => {
+      openStreams += 1;
+      const stop = new AbortController();
+      stream.onAbort(() => stop.abort());
+      await stream.writeSSE({ event: 'snapshot', data: JSON.stringify(withUnread(target.target, first)) });
+      let lastWrite = Date.now();
+      const heartbeat = setInterval(
+        () => {
+          if (Date.now() - lastWrite < heartbeatMs) return;
+          lastWrite = Date.now();
+          // A comment line: EventSource ignores it, but it keeps idle proxies from closing the stream.
+          stream.write(': heartbeat\n\n').catch(() => stop.abort());
+        },
+        Math.min(heartbeatMs, 1000),
+      );
+      try {
+        await followNotifications(client, target.target, {
+          from: first,
+          intervalMs: pollIntervalMs,
+          signal: stop.signal,
+          onEvent: async (event) => {
+            const { kind, ...data } = event;
+            lastWrite = Date.now();
+            await stream.writeSSE({ event: kind, data: JSON.stringify(data) });
+          },
+        });
+      } catch (err) {
+        const message = err instanceof NotificationTargetError ? err.message : 'Internal error';
+        if (!(err instanceof NotificationTargetError))
+          logError(`API stream error: ${(err as Error).message}`);
+        await stream.writeSSE({ event: 'error', data: JSON.stringify({ error: message }) });
+      } finally {
+        clearInterval(heartbeat);
+        openStreams -= 1;
+      }
+    });
+  });
+
+  return app;
+}

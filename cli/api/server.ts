@@ -1,0 +1,108 @@
+/**
+ * Runs the notifications API on Node's HTTP server, refusing to expose it beyond this machine
+ * without a bearer token.
+ */
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import { serve } from '@hono/node-server';
+import type { Client } from '@temporalio/client';
+import { z } from 'zod';
+import { createNotificationsApp } from './app';
+import type { NotificationsAppOptions } from './app';
+
+/** Environment variables the API reads. */
+export const API_ENV = {
+  DURABLE_AGENT_API_TOKEN:
+    'Bearer token every /api request must carry; required to bind a non-loopback address',
+} as const;
+
+/** Shortest accepted token: long enough that guessing it over HTTP is hopeless. */
+const MIN_TOKEN_LENGTH = 16;
+
+/** The API's configuration. */
+export interface ApiConfig {
+  token?: string;
+}
+
+/** A configuration or startup problem, with what to do about it. */
+export class ApiConfigError extends Error {
+  override readonly name = 'ApiConfigError';
+}
+
+const EnvSchema = z.object({
+  DURABLE_AGENT_API_TOKEN: z
+    .string()
+    .trim()
+    .optional()
+    .transform((s) => (s ? s : undefined))
+    .refine((s) => s === undefined || (s.length >= MIN_TOKEN_LENGTH && !/\s/.test(s)), {
+      // The message never echoes the value: it is a secret even when it is a bad one.
+      error: `must be at least ${MIN_TOKEN_LENGTH} characters without spaces (e.g. openssl rand -hex 32)`,
+    }),
+});
+
+/** Reads {@link API_ENV} from `env`; throws {@link ApiConfigError} naming the bad variable. */
+export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
+  const parsed = EnvSchema.safeParse({ DURABLE_AGENT_API_TOKEN: env.DURABLE_AGENT_API_TOKEN });
+  if (!parsed.success) {
+    throw new ApiConfigError(
+      `Invalid API configuration: ${parsed.error.issues.map((i) => `${String(i.path[0])} ${i.message}`).join('; ')}`,
+    );
+  }
+  return parsed.data.DURABLE_AGENT_API_TOKEN ? { token: parsed.data.DURABLE_AGENT_API_TOKEN } : {};
+}
+
+/** True for addresses only this machine can reach: 127.0.0.0/8, ::1 (also IPv4-mapped), localhost. */
+export function isLoopback(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || h === '::1') return true;
+  const v4 = h.startsWith('::ffff:') ? h.slice('::ffff:'.length) : h;
+  return net.isIPv4(v4) && v4.startsWith('127.');
+}
+
+/** Options of {@link startApiServer}. */
+export interface ApiServerOptions extends Omit<NotificationsAppOptions, 'client'> {
+  client: Client;
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+}
+
+/** A running API server. */
+export interface RunningApiServer {
+  /** Base URL, e.g. `http://127.0.0.1:8787`. */
+  url: string;
+  port: number;
+  /** Stops accepting requests and ends open streams. */
+  close(): Promise<void>;
+}
+
+/**
+ * Starts the API. Rejects with {@link ApiConfigError} when `host` is not a loopback address and no
+ * token is set: anyone on the network could otherwise read and send notifications.
+ */
+export async function startApiServer(opts: ApiServerOptions): Promise<RunningApiServer> {
+  if (!opts.token && !isLoopback(opts.host)) {
+    throw new ApiConfigError(
+      `Refusing to bind ${opts.host} without a token: set DURABLE_AGENT_API_TOKEN, or bind 127.0.0.1`,
+    );
+  }
+  const app = createNotificationsApp(opts);
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }, () => resolve(s as Server));
+    s.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = net.isIPv6(opts.host) ? `[${opts.host}]` : opts.host;
+  return {
+    url: `http://${host}:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((err) => (err ? reject(err) : resolve()));
+        // Event streams never end by themselves; without this, close() would wait for every client to leave.
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,306 @@
+/**
+ * CLI commands for notifications (`notifications`, `notify`, `mark-read`, `clear-notifications`) and
+ * the HTTP API server (`api`). Every command goes through the public contract: signals to change,
+ * queries to read, so what the CLI does any other Temporal client can do.
+ */
+import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
+import type { Client } from '@temporalio/client';
+import { MarkReadInputSchema } from '../shared/notifications/schema';
+import type { Notification } from '../shared/notifications/schema';
+import type { NotificationHistory } from '../shared/notifications/state';
+import { loadWorkerConfig } from '../workers/config';
+import type { TemporalTarget } from '../workers/connect';
+import { connectClient } from '../workers/connect';
+import { loadApiConfig, startApiServer } from './api/server';
+import type { NotificationFeedEvent } from './notification-client';
+import {
+  followNotifications,
+  prepareNotification,
+  readNotifications,
+  requireTarget,
+  sendClearNotifications,
+  sendMarkRead,
+  sendNotification,
+} from './notification-client';
+
+/** Widest message column of the table; longer messages are cut with an ellipsis. */
+const MESSAGE_WIDTH = 60;
+/** Widest title column of the table. */
+const TITLE_WIDTH = 24;
+
+/** Runs `fn` with a client for `target`, closing the connection afterwards. */
+async function withClient<T>(target: () => TemporalTarget, fn: (client: Client) => Promise<T>): Promise<T> {
+  const client = await connectClient(target());
+  try {
+    return await fn(client);
+  } finally {
+    await client.connection.close();
+  }
+}
+
+/** One line, at most `width` characters: newlines become spaces so a row stays a row. */
+function cell(text: string, width: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;
+}
+
+const COLUMNS = ['no', 'type', 'priority', 'read', 'title', 'message', 'timestamp', 'id'] as const;
+
+function row(n: Notification): string[] {
+  return [
+    String(n.no),
+    n.type,
+    String(n.priority),
+    n.read ? 'yes' : 'no',
+    cell(n.title, TITLE_WIDTH),
+    cell(n.message, MESSAGE_WIDTH),
+    n.timestamp,
+    n.id,
+  ];
+}
+
+/** Aligns rows under the header, two spaces between columns. */
+function table(rows: string[][], header: readonly string[]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (r: readonly string[]) =>
+    r
+      .map((c, i) => c.padEnd(widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...rows.map(line)];
+}
+
+function printList(history: NotificationHistory, unreadOnly: boolean): void {
+  const shown = unreadOnly ? history.notifications.filter((n) => !n.read) : history.notifications;
+  const unread = history.notifications.filter((n) => !n.read).length;
+  if (shown.length === 0) console.log(unreadOnly ? 'No unread notifications.' : 'No notifications.');
+  else for (const l of table(shown.map(row), COLUMNS)) console.log(l);
+  console.log(`${history.count} notifications, ${unread} unread`);
+}
+
+/** Prints one watch event as labelled rows, or as one JSON line with --json. */
+function printEvent(event: NotificationFeedEvent, o: { json?: boolean; unread?: boolean }): void {
+  const keep = (list: readonly Notification[]) => (o.unread ? list.filter((n) => !n.read) : [...list]);
+  if (o.json) {
+    if (event.kind === 'snapshot') {
+      const { history } = event;
+      console.log(
+        JSON.stringify({ event: 'snapshot', ...history, notifications: keep(history.notifications) }),
+      );
+      return;
+    }
+    const { kind, ...rest } = event;
+    const lists =
+      'added' in rest
+        ? { added: keep(rest.added), updated: keep(rest.updated) }
+        : { notifications: keep(rest.notifications) };
+    console.log(JSON.stringify({ event: kind, ...rest, ...lists }));
+    return;
+  }
+  if (event.kind === 'snapshot') {
+    printList(event.history, o.unread === true);
+    return;
+  }
+  const labelled =
+    event.kind === 'reset'
+      ? keep(event.notifications).map((n) => ['now', ...row(n)])
+      : [
+          ...keep(event.added).map((n) => ['new', ...row(n)]),
+          ...keep(event.updated).map((n) => ['updated', ...row(n)]),
+        ];
+  if (event.kind === 'reset')
+    console.log(`— list replaced (cleared or resynced): ${event.count} notifications —`);
+  // Without the header: the columns are those of the table printed first.
+  for (const l of table(labelled, ['', ...COLUMNS]).slice(1)) console.log(l);
+}
+
+/** Parses a comma-separated id list; empty entries are dropped. */
+function idList(value: string): string[] {
+  const ids = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (ids.length === 0) throw new InvalidArgumentError('give at least one id, e.g. --ids a,b');
+  return ids;
+}
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
+  return n;
+}
+
+function port(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0 || n > 65535)
+    throw new InvalidArgumentError('must be a port number 0–65535');
+  return n;
+}
+
+interface NotifyOpts {
+  type?: string;
+  priority?: string;
+  title?: string;
+  detail?: string;
+  id?: string;
+  group?: string;
+  displayTime?: string;
+  json?: boolean;
+}
+
+/**
+ * Adds the notification commands and `api` to `program`. `target` resolves the Temporal connection
+ * from the program's global options when a command runs.
+ */
+export function registerNotificationCommands(program: Command, target: () => TemporalTarget): void {
+  program
+    .command('notifications')
+    .description('Show the notifications of a run or an inbox (inbox:<user>)')
+    .argument('<target>', 'agent run id or inbox:<user>')
+    .option('--unread', 'only unread notifications')
+    .option('--json', 'JSON output (with --watch: one JSON event per line)')
+    .option('--watch', 'keep running and print new and updated notifications as they happen')
+    .option('--interval <ms>', 'with --watch: milliseconds between checks', positiveInt, 500)
+    .action(
+      async (
+        rawTarget: string,
+        o: { unread?: boolean; json?: boolean; watch?: boolean; interval: number },
+      ) => {
+        const id = requireTarget(rawTarget);
+        await withClient(target, async (client) => {
+          const history = await readNotifications(client, id);
+          if (o.json && !o.watch) {
+            const notifications = o.unread
+              ? history.notifications.filter((n) => !n.read)
+              : history.notifications;
+            const unread = history.notifications.filter((n) => !n.read).length;
+            console.log(JSON.stringify({ target: id, ...history, unread, notifications }, null, 2));
+            return;
+          }
+          printEvent({ kind: 'snapshot', history }, o);
+          if (!o.watch) return;
+
+          const stop = new AbortController();
+          const abort = () => stop.abort();
+          process.once('SIGINT', abort);
+          process.once('SIGTERM', abort);
+          let warned = false;
+          console.error(`Watching ${id} (Ctrl-C to stop)…`);
+          try {
+            await followNotifications(client, id, {
+              from: history,
+              intervalMs: o.interval,
+              signal: stop.signal,
+              onEvent: (event) => printEvent(event, o),
+              onRetry: (err) => {
+                // One warning per outage, not one per poll.
+                if (!warned) console.error(`warning: ${(err as Error).message}; retrying`);
+                warned = true;
+              },
+            });
+          } finally {
+            process.off('SIGINT', abort);
+            process.off('SIGTERM', abort);
+          }
+        });
+      },
+    );
+
+  program
+    .command('notify')
+    .description('Send a notification to a run or an inbox (inbox:<user> is created if needed)')
+    .argument('<target>', 'agent run id or inbox:<user>')
+    .argument('<message>', 'the text shown to the user')
+    .option('--type <type>', 'info | success | warning | error | progress (default info)')
+    .option('--priority <n>', '10 normal, 20 high (default 10)')
+    .option('--title <text>', 'short heading')
+    .option('--detail <html>', 'longer content shown when expanded; may contain HTML')
+    .option('--id <id>', 'reuse an id to update that notification in place (default: a new uuid)')
+    .option('--group <name>', 'groups related notifications')
+    .option('--display-time <seconds>', 'seconds on screen (default 3; negative or non-numeric → 3)')
+    .option('--json', 'print {"id","target"} as JSON')
+    .action(async (rawTarget: string, message: string, o: NotifyOpts) => {
+      const id = requireTarget(rawTarget);
+      // Validate before connecting: a bad signal payload would only be logged and dropped by the workflow.
+      const prepared = prepareNotification({
+        message,
+        type: o.type,
+        priority: o.priority,
+        title: o.title,
+        detail: o.detail,
+        id: o.id,
+        group: o.group,
+        display_time: o.displayTime,
+      });
+      if (!prepared.ok) throw new Error(prepared.error);
+      await withClient(target, async (client) => {
+        await sendNotification(client, loadWorkerConfig().taskQueue, id, prepared.notification);
+      });
+      const sent = { id: prepared.notification.id, target: id };
+      console.log(o.json ? JSON.stringify(sent) : `Sent notification ${sent.id} to ${sent.target}`);
+    });
+
+  program
+    .command('mark-read')
+    .description('Mark notifications read: --ids a,b or --all')
+    .argument('<target>', 'agent run id or inbox:<user>')
+    .option('--ids <ids>', 'comma-separated notification ids', idList)
+    .option('--all', 'every notification')
+    .action(async (rawTarget: string, o: { ids?: string[]; all?: boolean }) => {
+      const id = requireTarget(rawTarget);
+      if ((o.ids !== undefined) === (o.all === true))
+        throw new Error('Give exactly one of --ids a,b or --all');
+      const input = MarkReadInputSchema.safeParse(o.all ? { all: true } : { ids: o.ids });
+      if (!input.success)
+        throw new Error(`Invalid --ids: ${input.error.issues.map((i) => i.message).join('; ')}`);
+      await withClient(target, async (client) => {
+        await sendMarkRead(client, id, input.data);
+        // Queries see every signal accepted before them, so this count includes the change just made.
+        const after = await readNotifications(client, id);
+        console.log(`Marked read in ${id}; ${after.notifications.filter((n) => !n.read).length} unread left`);
+      });
+    });
+
+  program
+    .command('clear-notifications')
+    .description('Remove every notification of a run or an inbox (clients resync: the guid changes)')
+    .argument('<target>', 'agent run id or inbox:<user>')
+    .action(async (rawTarget: string) => {
+      const id = requireTarget(rawTarget);
+      await withClient(target, async (client) => {
+        await sendClearNotifications(client, id);
+      });
+      console.log(`Cleared the notifications of ${id}`);
+    });
+
+  program
+    .command('api')
+    .description('Serve the notifications HTTP API (token: DURABLE_AGENT_API_TOKEN)')
+    .option('--host <address>', 'address to bind; anything but loopback needs a token', '127.0.0.1')
+    .option('--port <port>', 'port (0 = any free port)', port, 8787)
+    .action(async (o: { host: string; port: number }) => {
+      // The token comes only from the environment: a command-line flag would show in `ps` and shell history.
+      const config = loadApiConfig();
+      const client = await connectClient(target());
+      const server = await startApiServer({
+        client,
+        taskQueue: loadWorkerConfig().taskQueue,
+        host: o.host,
+        port: o.port,
+        token: config.token,
+      }).catch(async (err: unknown) => {
+        await client.connection.close();
+        throw err;
+      });
+      console.log(
+        `durable-agent API listening on ${server.url} (${config.token ? 'bearer token required' : 'no token: loopback only'})`,
+      );
+      await new Promise<void>((resolve) => {
+        process.once('SIGINT', resolve);
+        process.once('SIGTERM', resolve);
+      });
+      await server.close();
+      await client.connection.close();
+    });
+}

@@ -1,0 +1,148 @@
+/**
+ * Citations across a run on the real dev server: two knowledge-base searches and one web search
+ * (Tavily's documented response, served from 127.0.0.1), with a forced continue-as-new between
+ * searches and the worker killed mid-run. Cite indexes never repeat, and the final answer's marks
+ * resolve through the `citations` query.
+ */
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { AgentResult } from '../../shared/agent';
+import { citationsQuery, eventsQuery, stateQuery, transcriptQuery } from '../../shared/agent';
+import type { DevServerFixture } from '../support/dev-server';
+import { startDevServerFixture } from '../support/dev-server';
+import { startWorkerProcess } from '../support/processes';
+import { answerTurn, callTurn } from '../support/scripts';
+import { tempDir, uid } from '../support/temporal';
+
+const TAVILY = fs.readFileSync(
+  path.join(__dirname, '..', 'fixtures', 'search', 'tavily-search.json'),
+  'utf8',
+);
+let fx: DevServerFixture;
+let web: http.Server;
+let webCalls = 0;
+
+beforeAll(async () => {
+  web = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      webCalls += 1;
+      res.writeHead(req.url === '/search' && req.method === 'POST' ? 200 : 404, {
+        'content-type': 'application/json',
+      });
+      res.end(TAVILY);
+    });
+  });
+  await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
+  fx = await startDevServerFixture();
+}, 120_000);
+
+afterAll(async () => {
+  await fx?.stop();
+  await new Promise((resolve) => web.close(resolve));
+});
+
+test('cite indexes are unique across searches, continue-as-new and a worker restart, and resolve', async () => {
+  const dir = tempDir('search-run');
+  const configFile = path.join(dir, 'config.json');
+  fs.writeFileSync(
+    configFile,
+    JSON.stringify({
+      search: {
+        knowledgeBase: { dataDir: path.join(dir, 'kb') },
+        web: {
+          providers: {
+            tavily: {
+              apiKey: 'tvly-test-key-0001',
+              baseUrl: `http://127.0.0.1:${(web.address() as AddressInfo).port}`,
+            },
+          },
+          default: ['tavily'],
+        },
+      },
+    }),
+  );
+  fs.writeFileSync(
+    path.join(dir, 'search.json'),
+    JSON.stringify({
+      turns: [
+        callTurn(['knowledge_base_search', { query: 'continue as new history', max_results: 2 }, 'kb1']),
+        callTurn(['web_search', { query: 'durable execution workflow engine', max_results: 3 }, 'web1']),
+        callTurn(['wait', { seconds: 3 }, 'pause']),
+        callTurn(['knowledge_base_search', { query: 'continue as new history', max_results: 3 }, 'kb2']),
+        answerTurn('Workflows survive crashes [[a1]] and replay their history [[d3]].'),
+      ],
+    }),
+  );
+  const env = {
+    TEMPORAL_ADDRESS: fx.address,
+    DURABLE_AGENT_TASK_QUEUE: uid('search'),
+    DURABLE_AGENT_SCRIPTS_DIR: dir,
+    DURABLE_AGENT_CONFIG: configFile,
+  };
+  const first = await startWorkerProcess(env);
+  const workflowId = uid('cite');
+  const handle = await fx.client.workflow.start('agentWorkflow', {
+    taskQueue: env.DURABLE_AGENT_TASK_QUEUE,
+    workflowId,
+    args: [
+      {
+        task: 'research',
+        tools: ['knowledge_base_search', 'web_search', 'wait'],
+        model: { provider: 'scripted', script: 'search' },
+        policy: { continueAsNewAfterSteps: 2 },
+      },
+    ],
+  });
+  const latest = fx.client.workflow.getHandle(workflowId);
+  for (let i = 0; i < 900; i++) {
+    const events = await latest.query(eventsQuery, {}).catch(() => []);
+    if (events.some((e) => e.kind === 'tool_started' && e.tool === 'wait')) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  first.child.kill('SIGKILL');
+  await first.exited;
+  const second = await startWorkerProcess(env);
+  try {
+    const result = (await handle.result()) as AgentResult;
+    expect(result.answer).toBe('Workflows survive crashes [[a1]] and replay their history [[d3]].');
+    expect(webCalls).toBe(1);
+    expect((await latest.query(stateQuery)).continuations).toBeGreaterThanOrEqual(1);
+
+    const citations = await latest.query(citationsQuery);
+    const indexes = citations.map((c) => c.record.cite_index);
+    expect(new Set(indexes).size).toBe(indexes.length);
+    expect(indexes).toEqual([...indexes].sort((a, b) => a - b));
+    const byMark = Object.fromEntries(citations.map((c) => [c.reference_mark, c.record]));
+    expect(byMark['[[a1]]']).toMatchObject({ sign: 'a', source_type: 'file', cite_index: 1 });
+    expect(byMark['[[d3]]']).toMatchObject({
+      sign: 'd',
+      source_type: 'url',
+      url: 'https://docs.temporal.io/workflows',
+    });
+
+    // The second knowledge-base search kept the indexes of chunks seen before and numbered new ones after.
+    const transcript = await latest.query(transcriptQuery);
+    const kb2 = JSON.parse(transcript.find((t) => t.toolCallId === 'kb2')?.text ?? '[]') as {
+      index: string;
+    }[];
+    const kb1 = JSON.parse(transcript.find((t) => t.toolCallId === 'kb1')?.text ?? '[]') as {
+      index: string;
+    }[];
+    expect(kb1.map((r) => r.index)).toEqual(['a1', 'a2']);
+    const webCount = citations.filter((c) => c.record.sign === 'd').length;
+    expect(webCount).toBeGreaterThanOrEqual(1);
+    expect(kb2).toHaveLength(3);
+    for (const r of kb2) {
+      const n = Number(r.index.slice(1));
+      expect(n <= 2 || n > 2 + webCount).toBe(true);
+    }
+    // At least one chunk was new to this search and got the next free number.
+    expect(kb2.some((r) => Number(r.index.slice(1)) === 3 + webCount)).toBe(true);
+  } finally {
+    second.child.kill('SIGTERM');
+    await second.exited;
+  }
+}, 240_000);

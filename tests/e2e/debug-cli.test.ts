@@ -1,0 +1,153 @@
+/**
+ * Replay and debugging from the command line against a real dev server: a history exported by the
+ * real `temporal` binary replays with `replay --file`; a deliberately changed copy of the workflow
+ * code is caught and the diverging step named; `transcript` reads a run back; `fork` continues a run
+ * from a step without running earlier tools again.
+ */
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { PROJECT_ROOT, temporalBinary } from '../../cli/binaries';
+import { readHistoryFile } from '../../cli/debug/history';
+import { buildTimeline } from '../../cli/debug/timeline';
+import type { DevServerFixture } from '../support/dev-server';
+import { startDevServerFixture } from '../support/dev-server';
+import type { WorkerProcess } from '../support/processes';
+import { runCli, startWorkerProcess } from '../support/processes';
+import { answerTurn, callTurn } from '../support/scripts';
+import { tempDir, uid } from '../support/temporal';
+
+const run = promisify(execFile);
+let fx: DevServerFixture;
+let worker: WorkerProcess;
+let env: Record<string, string>;
+const scriptsDir = tempDir('debug-scripts');
+const work = tempDir('debug-work');
+
+/** Six steps: five tool turns, then an answer quoting every result. */
+const SIX_STEPS = {
+  turns: [
+    callTurn(['calculator', { expression: '1+1' }, 's1']),
+    callTurn(['calculator', { expression: '2+2' }, 's2'], ['get_time', { timezone: 'UTC' }, 's2b']),
+    callTurn(['calculator', { expression: '3+3' }, 's3']),
+    callTurn(['calculator', { expression: '4+4' }, 's4']),
+    callTurn(['calculator', { expression: '5+5' }, 's5']),
+    answerTurn('{{result:s1}} {{result:s2}} {{result:s3}} {{result:s4}} {{result:s5}}'),
+  ],
+};
+
+beforeAll(async () => {
+  fs.writeFileSync(path.join(scriptsDir, 'six.json'), JSON.stringify(SIX_STEPS));
+  fx = await startDevServerFixture();
+  env = { TEMPORAL_ADDRESS: fx.address, DURABLE_AGENT_TASK_QUEUE: uid('debug'), DURABLE_AGENT_SCRIPTS_DIR: scriptsDir };
+  worker = await startWorkerProcess(env);
+}, 120_000);
+
+afterAll(async () => {
+  worker?.child.kill('SIGTERM');
+  await worker?.exited;
+  await fx?.stop();
+});
+
+async function sixStepRun(): Promise<string> {
+  const id = uid('six');
+  const out = await runCli(['run', '--id', id, '--model', 'scripted:six', '--tools', 'calculator,get_time', 'six steps'], env);
+  expect(out.code).toBe(0);
+  expect(out.stdout).toContain('2 4 6 8 10');
+  return id;
+}
+
+test('a history exported by `temporal workflow show --output json` replays; a changed copy is caught by step', async () => {
+  const id = await sixStepRun();
+  const file = path.join(work, `${id}.json`);
+  const { stdout } = await run(temporalBinary('temporal'), ['workflow', 'show', '--address', fx.address, '-w', id, '--output', 'json'], {
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  fs.writeFileSync(file, stdout);
+
+  const ok = await runCli(['replay', '--file', file], env);
+  expect(ok.stdout).toMatch(/^OK /);
+  expect(ok.code).toBe(0);
+
+  // `export` writes the same format: it replays too and has the same events.
+  const exported = path.join(work, `${id}-export.json`);
+  expect((await runCli(['export', id, '-o', exported], env)).code).toBe(0);
+  expect(readHistoryFile(exported).events?.length).toBe(readHistoryFile(file).events?.length);
+  expect((await runCli(['replay', '--file', exported], env)).code).toBe(0);
+
+  // A scratch copy of the workflow code where step 3 sleeps before calling the model.
+  const scratch = tempDir('scratch');
+  for (const dir of ['workflows', 'shared', 'prompts', 'activities']) {
+    fs.cpSync(path.join(PROJECT_ROOT, dir), path.join(scratch, dir), { recursive: true });
+  }
+  fs.symlinkSync(path.join(PROJECT_ROOT, 'node_modules'), path.join(scratch, 'node_modules'));
+  const agentFile = path.join(scratch, 'workflows', 'agent.ts');
+  const source = fs.readFileSync(agentFile, 'utf8');
+  const changed = source
+    .replace("  proxyActivities,\n", '  proxyActivities,\n  sleep,\n')
+    .replace('out = await callModel({', "if (this.step === 3) await sleep('1 second');\n      out = await callModel({");
+  expect(changed).not.toBe(source);
+  fs.writeFileSync(agentFile, changed);
+
+  const diverged = await runCli(['replay', '--file', file, '--workflows-path', path.join(scratch, 'workflows')], env);
+  expect(diverged.code).toBe(1);
+  expect(diverged.stdout).toMatch(/DIVERGED .* at step 3 \(history event \d+\): history has activity callModel, the code now does timer/);
+}, 180_000);
+
+test('transcript: every model turn, tool call and result in order, with durations, matching the history', async () => {
+  const id = await sixStepRun();
+  const json = await runCli(['transcript', id, '--format', 'json'], env);
+  expect(json.code).toBe(0);
+  const entries = JSON.parse(json.stdout) as ReturnType<typeof buildTimeline>;
+  const file = path.join(work, `${id}-t.json`);
+  expect((await runCli(['export', id, '-o', file], env)).code).toBe(0);
+  const scheduled = (readHistoryFile(file).events ?? [])
+    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
+    .filter(Boolean);
+  const timeline = entries.filter((e) => e.kind === 'model' || e.kind === 'tool').map((e) => (e.kind === 'model' ? 'callModel' : e.tool));
+  expect(timeline).toEqual(scheduled);
+  const models = entries.filter((e) => e.kind === 'model');
+  expect(models.map((m) => m.step)).toEqual([1, 2, 3, 4, 5, 6]);
+  for (const e of entries) if (e.kind === 'model' || e.kind === 'tool') expect(typeof e.durationMs).toBe('number');
+  const tools = entries.filter((e) => e.kind === 'tool');
+  expect(tools.map((t) => [t.step, t.toolCallId, t.result])).toEqual([
+    [1, 's1', '2'],
+    [2, 's2', '4'],
+    [2, 's2b', expect.stringContaining('UTC')],
+    [3, 's3', '6'],
+    [4, 's4', '8'],
+    [5, 's5', '10'],
+  ]);
+  expect(entries.at(-1)).toMatchObject({ kind: 'end', status: 'completed', answer: '2 4 6 8 10' });
+
+  const text = await runCli(['transcript', id], env);
+  expect(text.stdout).toMatch(/step 3 tool calculator \(s3\) \d+ (ms|\.\d s)/);
+  const md = await runCli(['transcript', id, '--format', 'markdown'], env);
+  expect(md.stdout).toMatch(/^- \*\*.*start agentWorkflow/m);
+}, 120_000);
+
+test('fork --from-step 3 re-executes no tool of steps 1–3 and goes on from there', async () => {
+  const id = await sixStepRun();
+  const forkId = uid('fork');
+  const fork = await runCli(['fork', id, '--from-step', '3', '--id', forkId], env);
+  expect(fork.stderr).toBe('');
+  expect(fork.code).toBe(0);
+  expect(fork.stdout).toContain(`forked from ${id} after step 3`);
+  expect(fork.stdout).toContain('2 4 6 8 10');
+
+  const file = path.join(work, `${forkId}.json`);
+  expect((await runCli(['export', forkId, '-o', file], env)).code).toBe(0);
+  const timeline = buildTimeline(readHistoryFile(file));
+  const tools = timeline.filter((e) => e.kind === 'tool');
+  expect(tools.map((t) => t.toolCallId)).toEqual(['s4', 's5']);
+  expect(timeline.filter((e) => e.kind === 'model').map((m) => m.step)).toEqual([4, 5, 6]);
+  expect(timeline[0]).toMatchObject({ kind: 'start', forkedFrom: { workflowId: id, step: 3 } });
+
+  const transcript = await runCli(['transcript', forkId], env);
+  expect(transcript.stdout).toContain(`forked from ${id}`);
+
+  const bad = await runCli(['fork', id, '--from-step', '6'], env);
+  expect(bad.code).toBe(1);
+  expect(bad.stderr).toMatch(/--from-step must be between 1 and 5/);
+}, 120_000);

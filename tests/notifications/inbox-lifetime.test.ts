@@ -1,0 +1,115 @@
+/**
+ * A user's inbox over a long life on the real dev server: 10,000 notifications through about twenty
+ * continue-as-new runs, with the state exact at the end and unchanged across a run boundary.
+ */
+import {
+  inboxWorkflowId,
+  markReadSignal,
+  notificationsQuery,
+  notifySignal,
+} from '../../shared/notifications/messages';
+import { DEFAULT_MAX_NOTIFICATIONS } from '../../shared/notifications/schema';
+import type { NotificationInput } from '../../shared/notifications/schema';
+import type { DevServerFixture } from '../support/dev-server';
+import { startDevServerFixture, withDevWorker } from '../support/dev-server';
+import { uid } from '../support/temporal';
+
+let fx: DevServerFixture;
+
+beforeAll(async () => {
+  fx = await startDevServerFixture();
+}, 120_000);
+
+afterAll(async () => {
+  await fx?.stop();
+});
+
+const TOTAL = 10_000;
+/** One batch fills the inbox exactly, so the survivors at the end are exactly the last batch. */
+const BATCH = DEFAULT_MAX_NOTIFICATIONS;
+const CONTINUE_AS_NEW_AFTER = 500;
+
+const idOf = (i: number) => `n-${i}`;
+const notificationOf = (i: number): NotificationInput => ({
+  id: idOf(i),
+  message: `notification ${i}`,
+  title: `batch ${Math.floor(i / BATCH)}`,
+  type: i % 2 === 0 ? 'info' : 'progress',
+  priority: i % 3 === 0 ? 20 : 10,
+  group: 'lifetime',
+});
+
+test('10,000 notifications over continue-as-new: nothing lost, nothing re-numbered unexpectedly', async () => {
+  const workflowId = inboxWorkflowId(uid('lifetime'));
+  await withDevWorker(fx, async (taskQueue) => {
+    const inbox = await fx.client.workflow.start('inboxWorkflow', {
+      workflowId,
+      taskQueue,
+      args: [{ continueAsNewAfter: CONTINUE_AS_NEW_AFTER }],
+    });
+    // Batches run one after another; within a batch, signals race, so only the set is known. Each
+    // batch waits until the inbox has applied it: a producer that never pauses keeps every
+    // continue-as-new attempt from completing (new signals keep arriving), and the run grows instead.
+    let expectedUpdate = 0;
+    const sendBatch = async (b: number) => {
+      await Promise.all(
+        Array.from({ length: BATCH }, (_, k) => inbox.signal(notifySignal, notificationOf(b * BATCH + k))),
+      );
+      expectedUpdate += BATCH;
+      while ((await inbox.query(notificationsQuery)).update < expectedUpdate) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+
+    const beforeBoundary = 400;
+    for (let b = 0; b < beforeBoundary / BATCH; b++) await sendBatch(b);
+    const firstRun = (await inbox.describe()).runId;
+    expect(firstRun).toBe(inbox.firstExecutionRunId);
+    const s1 = await inbox.query(notificationsQuery);
+    expect(s1).toMatchObject({ count: BATCH, evicted: beforeBoundary - BATCH, update: beforeBoundary });
+
+    // 100 markRead signals (one real change, 99 no-ops) take the run to 500 handled signals and across
+    // its continue-as-new without adding anything: the carried state must be exactly the same.
+    const first = s1.notifications[0]!;
+    await inbox.signal(markReadSignal, { ids: [first.id] });
+    await Promise.all(
+      Array.from({ length: CONTINUE_AS_NEW_AFTER - beforeBoundary - 1 }, () =>
+        inbox.signal(markReadSignal, { ids: ['no-such-id'] }),
+      ),
+    );
+    const deadline = Date.now() + 20_000;
+    while ((await inbox.describe()).runId === firstRun && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect((await inbox.describe()).runId).not.toBe(firstRun);
+    const s2 = await inbox.query(notificationsQuery);
+    expect(s2.notifications).toEqual([{ ...first, read: true }, ...s1.notifications.slice(1)]);
+    expect(s2).toMatchObject({ guid: s1.guid, count: BATCH, evicted: s1.evicted, update: s1.update + 1 });
+
+    expectedUpdate += 1;
+    for (let b = beforeBoundary / BATCH; b < TOTAL / BATCH; b++) await sendBatch(b);
+    const end = await inbox.query(notificationsQuery);
+    const lastBatch = Array.from({ length: BATCH }, (_, k) => TOTAL - BATCH + k);
+    expect(end.guid).toBe(s1.guid);
+    expect(end.count).toBe(DEFAULT_MAX_NOTIFICATIONS);
+    expect(end.evicted).toBe(TOTAL - DEFAULT_MAX_NOTIFICATIONS);
+    // Every notify added one change and the single real markRead one more.
+    expect(end.update).toBe(TOTAL + 1);
+    expect(end.notifications.map((n) => n.no)).toEqual(Array.from({ length: BATCH }, (_, i) => i));
+    expect(new Set(end.notifications.map((n) => n.id))).toEqual(new Set(lastBatch.map(idOf)));
+    for (const n of end.notifications) {
+      expect(n).toMatchObject({
+        ...notificationOf(Number(n.id.slice(2))),
+        read: false,
+        display_time: 3,
+        detail: '',
+      });
+    }
+
+    const runs = await fx.client.workflow.count(`WorkflowId = "${workflowId}"`);
+    // ~20 runs of 500 signals; a run may take a few more signals in its last workflow task.
+    expect(runs.count).toBeGreaterThanOrEqual(15);
+    const history = await inbox.fetchHistory();
+    expect((history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+  });
+}, 180_000);
