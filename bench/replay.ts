@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { replayBundle, replayHistory } from '../cli/debug/replay';
+import { replayBundle, replayMany } from '../cli/debug/replay';
 import { historyJson } from '../cli/debug/history';
 import type { AgentInput, AgentResult } from '../shared/agent';
 import { startDevServerFixture, withDevWorker } from '../tests/support/dev-server';
@@ -60,8 +60,8 @@ async function main() {
   const events = histories.reduce((n, h) => n + (h.events?.length ?? 0), 0);
   const bytes = histories.reduce((n, h) => n + historyJson(h).length, 0);
   const t1 = performance.now();
-  for (const h of histories) {
-    const outcome = await replayHistory(bundle, h, workflowId);
+  const batch = histories.map((history, i) => ({ history, workflowId: `${workflowId}-${i}` }));
+  for await (const outcome of replayMany(bundle, batch)) {
     if (!outcome.ok) throw new Error(`replay failed: ${JSON.stringify(outcome)}`);
   }
   const replayMs = performance.now() - t1;

@@ -21,25 +21,30 @@ function notConfigured(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: 'ModelNotConfigured', message, nonRetryable: true });
 }
 
-const promptCache = new Map<string, string>();
+/** Specs are built once per tool and process: the registry and prompts do not change while a worker runs. */
+const specCache = new Map<string, ModelToolSpec>();
 
 /** A tool's instructions: `prompts/<tool name with dashes>.md` when there is one, else its description. */
 function toolInstructions(def: ToolDefinition): string {
-  let text = promptCache.get(def.name);
-  if (text === undefined) {
-    const file = path.join(PROJECT_ROOT, 'prompts', `${def.name.replace(/_/g, '-')}.md`);
-    text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : def.description;
-    promptCache.set(def.name, text);
-  }
-  return text;
+  const file = path.join(PROJECT_ROOT, 'prompts', `${def.name.replace(/_/g, '-')}.md`);
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim() : def.description;
 }
 
 /** Tool specs the model sees, built from the same zod schemas the workflow validates with. */
 export function modelToolSpecs(names: string[]): ModelToolSpec[] {
   return names.map((name) => {
-    const def = findTool(name);
-    if (!def) throw notConfigured(`Tool "${name}" is not registered on this worker`);
-    return { name: def.name, description: toolInstructions(def), parameters: toolParametersJsonSchema(def) };
+    let spec = specCache.get(name);
+    if (!spec) {
+      const def = findTool(name);
+      if (!def) throw notConfigured(`Tool "${name}" is not registered on this worker`);
+      spec = {
+        name: def.name,
+        description: toolInstructions(def),
+        parameters: toolParametersJsonSchema(def),
+      };
+      specCache.set(name, spec);
+    }
+    return spec;
   });
 }
 

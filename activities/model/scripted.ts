@@ -17,12 +17,18 @@ function scriptError(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: 'ScriptError', message, nonRetryable: true });
 }
 
+/** Parsed scripts by file, reused while the file is unchanged (each model call would re-read it). */
+const scriptCache = new Map<string, { mtimeMs: number; turns: ScriptedTurn[] }>();
+
 /** Reads and validates `<scriptsDir>/<name>.json`. Names are plain file names, never paths. */
 export async function loadScript(scriptsDir: string, name: string): Promise<ScriptedTurn[]> {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name) || name.includes('..')) {
     throw scriptError(`Script name "${name}" is not a plain file name (letters, digits, . _ -)`);
   }
   const file = path.join(scriptsDir, name.endsWith('.json') ? name : `${name}.json`);
+  const stat = await fs.stat(file).catch(() => undefined);
+  const cached = stat ? scriptCache.get(file) : undefined;
+  if (stat && cached?.mtimeMs === stat.mtimeMs) return cached.turns;
   let text: string;
   try {
     text = await fs.readFile(file, 'utf8');
@@ -43,6 +49,7 @@ export async function loadScript(scriptsDir: string, name: string): Promise<Scri
   }
   const parsed = ScriptFileSchema.safeParse(json);
   if (!parsed.success) throw scriptError(`Script ${file} is invalid: ${formatZodIssues(parsed.error)}`);
+  if (stat) scriptCache.set(file, { mtimeMs: stat.mtimeMs, turns: parsed.data.turns });
   return parsed.data.turns;
 }
 

@@ -14,7 +14,7 @@ import { fetchRunHistory, historyJson, readHistoryFile } from './history';
 import { planFork } from './fork';
 import type { TranscriptFormat } from './render';
 import { renderTimeline } from './render';
-import { formatOutcome, replayBundle, replayHistory } from './replay';
+import { formatOutcome, replayBundle, replayHistory, replayMany } from './replay';
 import { buildTimeline } from './timeline';
 
 /** Loads a history from `--file` or from the server by workflow id. */
@@ -92,15 +92,21 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
           for await (const w of client.workflow.list({ query }))
             runs.push({ workflowId: w.workflowId, runId: w.runId });
           let ok = 0;
+          let done = 0;
           const failed: string[] = [];
-          for (const [i, r] of runs.entries()) {
-            const history = await fetchRunHistory(client, r.workflowId, r.runId);
-            const outcome = await replayHistory(bundle, history, r.workflowId);
+          // Histories are fetched as the replayer asks for them; each run replays under its own key.
+          const histories = (async function* () {
+            for (const r of runs) {
+              const history = await fetchRunHistory(client, r.workflowId, r.runId);
+              yield { history, workflowId: `${r.workflowId} (run ${r.runId})` };
+            }
+          })();
+          for await (const outcome of replayMany(bundle, histories)) {
+            done += 1;
             if (outcome.ok) ok += 1;
             else failed.push(formatOutcome(outcome));
-            if (process.stderr.isTTY) process.stderr.write(`\r${progressBar(i + 1, runs.length)}`);
-            else if ((i + 1) % 10 === 0 || i + 1 === runs.length)
-              console.error(progressBar(i + 1, runs.length));
+            if (process.stderr.isTTY) process.stderr.write(`\r${progressBar(done, runs.length)}`);
+            else if (done % 10 === 0 || done === runs.length) console.error(progressBar(done, runs.length));
           }
           if (process.stderr.isTTY) process.stderr.write('\n');
           for (const f of failed) console.log(f);

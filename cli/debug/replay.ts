@@ -112,11 +112,17 @@ async function locate(
   const detail = coreMessage(err);
   const stepAt = (eventId: number) =>
     events.filter(
-      (e) => Number(e.eventId) <= eventId && e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel',
+      (e) =>
+        Number(e.eventId) <= eventId &&
+        e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel',
     ).length;
-  const mismatch = /scheduled event '(.+?)' does not match activity type of activity command '(.+?)'/.exec(detail);
+  const mismatch = /scheduled event '(.+?)' does not match activity type of activity command '(.+?)'/.exec(
+    detail,
+  );
   if (mismatch) {
-    const at = commands.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === mismatch[1]) ?? first;
+    const at =
+      commands.find((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === mismatch[1]) ??
+      first;
     const eventId = at ? Number(at.eventId) : null;
     return {
       step: eventId === null ? step : stepAt(eventId),
@@ -127,9 +133,10 @@ async function locate(
     };
   }
   // "<Kind> machine does not handle this event: HistoryEvent(id: N, Type)" or "No command scheduled for event …"
-  const named = /(?:(\w+) machine does not handle this event|No command scheduled for event)\W+HistoryEvent\(id: (\d+)/.exec(
-    detail,
-  );
+  const named =
+    /(?:(\w+) machine does not handle this event|No command scheduled for event)\W+HistoryEvent\(id: (\d+)/.exec(
+      detail,
+    );
   const namedEvent = named ? events.find((e) => Number(e.eventId) === Number(named[2])) : undefined;
   if (named && namedEvent) {
     const eventId = Number(named[2]);
@@ -161,6 +168,42 @@ export async function replayHistory(
   if (!err) return { workflowId, ok: true };
   if (err.name !== 'DeterminismViolationError') return { workflowId, ok: false, error: err.message };
   return { workflowId, ok: false, divergence: await locate(bundle, history, workflowId, err) };
+}
+
+/**
+ * Replays many histories with one replay worker (much cheaper than a worker per history), locating
+ * the divergence of each history that fails.
+ */
+export async function* replayMany(
+  bundle: WorkflowBundleWithSourceMap,
+  histories:
+    | AsyncIterable<{ history: History; workflowId: string }>
+    | Iterable<{ history: History; workflowId: string }>,
+): AsyncGenerator<ReplayOutcome> {
+  const kept = new Map<string, History>();
+  async function* source() {
+    for await (const h of histories) {
+      kept.set(h.workflowId, h.history);
+      yield h;
+    }
+  }
+  for await (const r of Worker.runReplayHistories(
+    { workflowBundle: bundle, replayName: 'durable-agent-replay' },
+    source(),
+  )) {
+    const history = kept.get(r.workflowId);
+    kept.delete(r.workflowId);
+    if (!r.error) yield { workflowId: r.workflowId, ok: true };
+    else if (r.error.name !== 'DeterminismViolationError' || !history) {
+      yield { workflowId: r.workflowId, ok: false, error: r.error.message };
+    } else {
+      yield {
+        workflowId: r.workflowId,
+        ok: false,
+        divergence: await locate(bundle, history, r.workflowId, r.error),
+      };
+    }
+  }
 }
 
 /** One line for a replay outcome. */

@@ -40,7 +40,11 @@ const SIX_STEPS = {
 beforeAll(async () => {
   fs.writeFileSync(path.join(scriptsDir, 'six.json'), JSON.stringify(SIX_STEPS));
   fx = await startDevServerFixture();
-  env = { TEMPORAL_ADDRESS: fx.address, DURABLE_AGENT_TASK_QUEUE: uid('debug'), DURABLE_AGENT_SCRIPTS_DIR: scriptsDir };
+  env = {
+    TEMPORAL_ADDRESS: fx.address,
+    DURABLE_AGENT_TASK_QUEUE: uid('debug'),
+    DURABLE_AGENT_SCRIPTS_DIR: scriptsDir,
+  };
   worker = await startWorkerProcess(env);
 }, 120_000);
 
@@ -52,7 +56,10 @@ afterAll(async () => {
 
 async function sixStepRun(): Promise<string> {
   const id = uid('six');
-  const out = await runCli(['run', '--id', id, '--model', 'scripted:six', '--tools', 'calculator,get_time', 'six steps'], env);
+  const out = await runCli(
+    ['run', '--id', id, '--model', 'scripted:six', '--tools', 'calculator,get_time', 'six steps'],
+    env,
+  );
   expect(out.code).toBe(0);
   expect(out.stdout).toContain('2 4 6 8 10');
   return id;
@@ -61,9 +68,13 @@ async function sixStepRun(): Promise<string> {
 test('a history exported by `temporal workflow show --output json` replays; a changed copy is caught by step', async () => {
   const id = await sixStepRun();
   const file = path.join(work, `${id}.json`);
-  const { stdout } = await run(temporalBinary('temporal'), ['workflow', 'show', '--address', fx.address, '-w', id, '--output', 'json'], {
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  const { stdout } = await run(
+    temporalBinary('temporal'),
+    ['workflow', 'show', '--address', fx.address, '-w', id, '--output', 'json'],
+    {
+      maxBuffer: 64 * 1024 * 1024,
+    },
+  );
   fs.writeFileSync(file, stdout);
 
   const ok = await runCli(['replay', '--file', file], env);
@@ -85,14 +96,22 @@ test('a history exported by `temporal workflow show --output json` replays; a ch
   const agentFile = path.join(scratch, 'workflows', 'agent.ts');
   const source = fs.readFileSync(agentFile, 'utf8');
   const changed = source
-    .replace("  proxyActivities,\n", '  proxyActivities,\n  sleep,\n')
-    .replace('out = await callModel({', "if (this.step === 3) await sleep('1 second');\n      out = await callModel({");
+    .replace('  proxyActivities,\n', '  proxyActivities,\n  sleep,\n')
+    .replace(
+      'out = await callModel({',
+      "if (this.step === 3) await sleep('1 second');\n      out = await callModel({",
+    );
   expect(changed).not.toBe(source);
   fs.writeFileSync(agentFile, changed);
 
-  const diverged = await runCli(['replay', '--file', file, '--workflows-path', path.join(scratch, 'workflows')], env);
+  const diverged = await runCli(
+    ['replay', '--file', file, '--workflows-path', path.join(scratch, 'workflows')],
+    env,
+  );
   expect(diverged.code).toBe(1);
-  expect(diverged.stdout).toMatch(/DIVERGED .* at step 3 \(history event \d+\): history has activity callModel, the code now does timer/);
+  expect(diverged.stdout).toMatch(
+    /DIVERGED .* at step 3 \(history event \d+\): history has activity callModel, the code now does timer/,
+  );
 }, 180_000);
 
 test('transcript: every model turn, tool call and result in order, with durations, matching the history', async () => {
@@ -105,11 +124,14 @@ test('transcript: every model turn, tool call and result in order, with duration
   const scheduled = (readHistoryFile(file).events ?? [])
     .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
     .filter(Boolean);
-  const timeline = entries.filter((e) => e.kind === 'model' || e.kind === 'tool').map((e) => (e.kind === 'model' ? 'callModel' : e.tool));
+  const timeline = entries
+    .filter((e) => e.kind === 'model' || e.kind === 'tool')
+    .map((e) => (e.kind === 'model' ? 'callModel' : e.tool));
   expect(timeline).toEqual(scheduled);
   const models = entries.filter((e) => e.kind === 'model');
   expect(models.map((m) => m.step)).toEqual([1, 2, 3, 4, 5, 6]);
-  for (const e of entries) if (e.kind === 'model' || e.kind === 'tool') expect(typeof e.durationMs).toBe('number');
+  for (const e of entries)
+    if (e.kind === 'model' || e.kind === 'tool') expect(typeof e.durationMs).toBe('number');
   const tools = entries.filter((e) => e.kind === 'tool');
   expect(tools.map((t) => [t.step, t.toolCallId, t.result])).toEqual([
     [1, 's1', '2'],
@@ -150,4 +172,18 @@ test('fork --from-step 3 re-executes no tool of steps 1–3 and goes on from the
   const bad = await runCli(['fork', id, '--from-step', '6'], env);
   expect(bad.code).toBe(1);
   expect(bad.stderr).toMatch(/--from-step must be between 1 and 5/);
+}, 120_000);
+
+test('replay --all replays every run a visibility query finds, with a summary', async () => {
+  await sixStepRun();
+  const out = await runCli(
+    ['replay', '--all', '--query', "WorkflowType='agentWorkflow' AND ExecutionStatus='Completed'"],
+    env,
+  );
+  expect(out.code).toBe(0);
+  const m = /(\d+) runs replayed: (\d+) OK, 0 diverged or failed/.exec(out.stdout);
+  expect(m).not.toBeNull();
+  expect(Number(m?.[1])).toBeGreaterThanOrEqual(1);
+  expect(m?.[1]).toBe(m?.[2]);
+  expect(out.stderr).toMatch(/\[#+\] \d+\/\d+/);
 }, 120_000);
