@@ -22,20 +22,24 @@ async function main() {
     );
   const fx = await startDevServerFixture();
   try {
-    await withDevWorker(fx, async (taskQueue) => {
-      for (const scenario of SCENARIOS.filter((s) => !wanted.length || wanted.includes(s.name))) {
-        const ids = await scenario.run(fx.client, taskQueue, `replay-${scenario.name}`);
-        for (const [i, ref] of ids.entries()) {
-          const [workflowId, runId] = ref.split('@') as [string, string | undefined];
-          const history = await fx.client.workflow.getHandle(workflowId, runId).fetchHistory();
-          const file = path.join(OUT, `${scenario.name}${ids.length > 1 ? `-${i + 1}` : ''}.json`);
-          fs.writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
-          console.log(
-            `recorded ${path.relative(PROJECT_ROOT, file)} (${history.events?.length ?? 0} events)`,
-          );
-        }
-      }
-    });
+    for (const scenario of SCENARIOS.filter((s) => !wanted.length || wanted.includes(s.name))) {
+      await withDevWorker(
+        fx,
+        async (taskQueue) => {
+          const ids = await scenario.run(fx.client, taskQueue, `replay-${scenario.name}`);
+          for (const [i, ref] of ids.entries()) {
+            const [workflowId, runId] = ref.split('@') as [string, string | undefined];
+            const history = await fx.client.workflow.getHandle(workflowId, runId).fetchHistory();
+            const file = path.join(OUT, `${scenario.name}${ids.length > 1 ? `-${i + 1}` : ''}.json`);
+            fs.writeFileSync(file, `${JSON.stringify(JSON.parse(historyToJSON(history)), null, 1)}\n`);
+            console.log(
+              `recorded ${path.relative(PROJECT_ROOT, file)} (${history.events?.length ?? 0} events)`,
+            );
+          }
+        },
+        scenario.config?.() ?? {},
+      );
+    }
   } finally {
     await fx.stop();
   }

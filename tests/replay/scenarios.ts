@@ -2,11 +2,17 @@ import type { Client } from '@temporalio/client';
 import type { AgentInput } from '../../shared/agent';
 import { approveToolCallUpdate, stateQuery, userMessageSignal } from '../../shared/agent';
 import { inboxWorkflowId, markReadSignal, notifySignal } from '../../shared/notifications/messages';
+import type { WorkerConfig } from '../../workers/config';
+import { emailConfig } from '../support/mail';
 import { answerTurn, callTurn } from '../support/scripts';
+import { SearchConfigSchema } from '../../activities/search/config';
+import { tempDir } from '../support/temporal';
 
 /** One recorded scenario: starts a run (and drives it), returns the workflow ids whose histories to keep. */
 export interface Scenario {
   name: string;
+  /** Worker configuration the scenario needs (connections for its tools). */
+  config?: () => Partial<WorkerConfig>;
   run(client: Client, taskQueue: string, id: string): Promise<string[]>;
 }
 
@@ -48,6 +54,46 @@ export const SCENARIOS: Scenario[] = [
               ['nope', {}, 'unknown'],
             ),
             answerTurn('{{result:c}}'),
+          ],
+        },
+      }),
+  },
+  {
+    name: 'search',
+    config: () => ({
+      search: SearchConfigSchema.parse({ knowledgeBase: { dataDir: tempDir('replay-kb') } }),
+    }),
+    run: (client, tq, id) =>
+      agent(client, tq, id, {
+        task: 'search',
+        tools: ['knowledge_base_search'],
+        model: {
+          provider: 'scripted',
+          turns: [
+            callTurn(['knowledge_base_search', { query: 'continue as new', max_results: 2 }, 'k1']),
+            callTurn(['knowledge_base_search', { query: 'signals and queries', max_results: 2 }, 'k2']),
+            answerTurn('see [[a1]]'),
+          ],
+        },
+      }),
+  },
+  {
+    name: 'email',
+    config: () => ({ email: emailConfig() }),
+    run: (client, tq, id) =>
+      agent(client, tq, id, {
+        task: 'email',
+        tools: ['send_email', 'fetch_email'],
+        model: {
+          provider: 'scripted',
+          turns: [
+            callTurn([
+              'send_email',
+              { to: ['user@example.test'], subject: `replay ${id}`, text: 'hello' },
+              's1',
+            ]),
+            callTurn(['fetch_email', { unseenOnly: true, limit: 5 }, 'f1']),
+            answerTurn('sent'),
           ],
         },
       }),
