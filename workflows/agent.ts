@@ -169,6 +169,7 @@ class AgentRun {
   private readonly approvals = new Map<string, ApprovalWait>();
   private runningTools = 0;
   private readonly slotWaiters: (() => void)[] = [];
+  private notificationTurn: Promise<void> = Promise.resolve();
   private readonly stepsAtStart: number;
   private readonly notifications: NotificationBox;
   private citations: CitationState;
@@ -399,7 +400,11 @@ class AgentRun {
       state: 'queued',
     };
     this.pending.set(call.id, pending);
+    let releaseTurn: (() => void) | undefined;
     try {
+      // Notifications go out one at a time, in the order the model sent them, so every target
+      // (the run, the inbox) lists them in the same order.
+      if (def.category === 'notification') releaseTurn = await this.takeNotificationTurn();
       if (this.input.policy.requireApproval.includes(call.name)) {
         const refusal = await this.awaitApproval(pending);
         if (refusal) return reply(refusal, true);
@@ -448,6 +453,7 @@ class AgentRun {
       }
     } finally {
       this.pending.delete(call.id);
+      releaseTurn?.();
     }
   }
 
@@ -463,6 +469,17 @@ class AgentRun {
     const applied = applyCitations(this.citations, records, typeof query === 'string' ? { query } : {});
     this.citations = applied.state;
     return applied.content;
+  }
+
+  /** Waits for the previous notification of the run to be delivered; returns the release for this one. */
+  private async takeNotificationTurn(): Promise<() => void> {
+    const previous = this.notificationTurn;
+    let release: () => void = () => undefined;
+    this.notificationTurn = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await previous;
+    return release;
   }
 
   /** FIFO semaphore bounding concurrent tool activities (plain promises, so replay is deterministic). */

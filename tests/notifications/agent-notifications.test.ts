@@ -113,7 +113,12 @@ test('notify_user: contract messages, progress updated in place, same state in t
     const run = await handle.query(notificationsQuery);
     expect(run.count).toBe(3);
     expect(run.notifications.map((n) => n.no)).toEqual([0, 1, 2]);
-    // Calls made in parallel in one turn may arrive in either order; later turns come after.
+    // Notifications are delivered in the order the model sent them, also within one turn.
+    expect(run.notifications.map((n) => (n.id === 'import' ? 'import' : n.message))).toEqual([
+      'Starting the import',
+      'import',
+      'Disk almost full',
+    ]);
     const byMessage = (m: string) => run.notifications.find((n) => n.message === m);
     const start = byMessage('Starting the import');
     const progress = run.notifications.find((n) => n.id === 'import');
