@@ -23,7 +23,9 @@ export interface ActivityDeps {
 /**
  * Every activity the worker registers: `callModel` plus one activity per tool, named after the tool.
  */
-export function createActivities(deps: ActivityDeps): Record<string, ToolActivity | ((input: never) => Promise<unknown>)> {
+export function createActivities(
+  deps: ActivityDeps,
+): Record<string, ToolActivity | ((input: never) => Promise<unknown>)> {
   return {
     ...createModelActivities({ config: deps.config, providers: deps.providers }),
     get_time: createGetTime(deps.now),

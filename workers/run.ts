@@ -1,6 +1,7 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { LogEntry } from '@temporalio/worker';
 import { closeEmailConnections } from '../activities/email';
+import { closeSqlConnections } from '../activities/sql';
 import type { WorkerConfig } from './config';
 import type { TemporalTarget } from './connect';
 import { connectClient, connectWorker } from './connect';
@@ -66,6 +67,7 @@ export function runWorker(opts: {
       await worker.run();
     } finally {
       closeEmailConnections();
+      await closeSqlConnections();
       await client.connection.close();
       await connection.close();
     }

@@ -24,10 +24,7 @@ export const TOOL_REGISTRY: Readonly<Record<string, ToolDefinition>> = Object.fr
       webSearchTool,
       sqlSchemaTool,
       sqlQueryTool,
-    ].map((t) => [
-      t.name,
-      t as ToolDefinition,
-    ]),
+    ].map((t) => [t.name, t as ToolDefinition]),
   ),
 );
 

@@ -78,6 +78,29 @@ export const SCENARIOS: Scenario[] = [
       }),
   },
   {
+    name: 'sql',
+    run: (client, tq, id) =>
+      agent(client, tq, id, {
+        task: 'sql',
+        tools: ['sql_schema', 'sql_query'],
+        model: {
+          provider: 'scripted',
+          turns: [
+            callTurn(['sql_schema', {}, 'schema']),
+            callTurn(
+              [
+                'sql_query',
+                { sql: 'SELECT count(*) AS n FROM orders WHERE status = $1', params: ['shipped'] },
+                'q',
+              ],
+              ['sql_query', { sql: 'DELETE FROM orders' }, 'refused'],
+            ),
+            answerTurn('{{result:q}}'),
+          ],
+        },
+      }),
+  },
+  {
     name: 'email',
     config: () => ({ email: emailConfig() }),
     run: (client, tq, id) =>

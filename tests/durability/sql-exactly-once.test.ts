@@ -1,0 +1,175 @@
+/**
+ * sql_query writes on the real dev server with worker child processes: a worker SIGKILLed after the
+ * write committed but before the activity completed is replaced, the activity retries on the new
+ * worker, and the write is applied exactly once — on Postgres, MariaDB and a PGlite data folder.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { startDevServer, stopDevServer } from '../../cli/dev-server';
+import type { AgentInput, AgentResult } from '../../shared/agent';
+import type { ScriptedTurn } from '../../shared/model';
+import { freePort, startWorkerProcess } from '../support/processes';
+import { answerTurn, callTurn } from '../support/scripts';
+import type { SqlFixture } from '../support/sql-fixtures';
+import { mysqlFixture, postgresFixture } from '../support/sql-fixtures';
+import { quietRuntime, tempDir, uid } from '../support/temporal';
+
+const dataDir = tempDir('sql-durability');
+const configDir = tempDir('sql-config');
+let port: number;
+let client: Client;
+const fixtures: SqlFixture[] = [];
+
+beforeAll(async () => {
+  quietRuntime();
+  port = await freePort();
+  await startDevServer({ dataDir, port, headless: true });
+  client = new Client({ connection: await Connection.connect({ address: `127.0.0.1:${port}` }) });
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all(fixtures.map((f) => f.drop()));
+  await client?.connection.close();
+  await stopDevServer({ dataDir, port });
+});
+
+/** A worker config file; the URL (which would hold a password) stays in the environment. */
+function configFile(name: string, connection: Record<string, unknown>): string {
+  const file = path.join(configDir, `${name}.json`);
+  fs.writeFileSync(file, JSON.stringify({ databases: { shop: connection } }));
+  return file;
+}
+
+function run(turns: ScriptedTurn[]): AgentInput {
+  return { task: 'update stock', model: { provider: 'scripted', turns }, tools: ['sql_query'] };
+}
+
+type Engine = 'postgres' | 'mysql' | 'pglite';
+
+/** The connection settings (minus testHooks) and the env the worker needs, per engine. */
+async function target(
+  engine: Engine,
+): Promise<{ connection: Record<string, unknown>; env: Record<string, string> }> {
+  if (engine === 'pglite') {
+    return {
+      connection: {
+        engine,
+        dataDir: path.join(tempDir('sql-pglite'), 'db'),
+        loadSample: true,
+        writable: true,
+      },
+      env: {},
+    };
+  }
+  const fx = engine === 'postgres' ? await postgresFixture() : await mysqlFixture();
+  fixtures.push(fx);
+  const { url, ...rest } = fx.connection({ writable: true }) as { url: string } & Record<string, unknown>;
+  return { connection: { ...rest, url: '${env:DA_TEST_SQL_URL}' }, env: { DA_TEST_SQL_URL: url } };
+}
+
+describe.each(['postgres', 'mysql', 'pglite'] as const)('on %s', (engine) => {
+  test('a worker SIGKILLed after the write committed: the retry returns the earlier result, the write is applied once', async () => {
+    const p = engine === 'mysql' ? '?' : '$1';
+    const { connection, env } = await target(engine);
+    const taskQueue = uid('sql-crash');
+    const base = { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, DURABLE_AGENT_TASK_QUEUE: taskQueue, ...env };
+    const first = await startWorkerProcess({
+      ...base,
+      DURABLE_AGENT_CONFIG: configFile(`stall-${engine}`, {
+        ...connection,
+        testHooks: { stallAt: 'write-committed', stallMs: 120_000 },
+      }),
+    });
+    const workflowId = uid(`sql-crash-${engine}`);
+    const read = { connection: 'shop', sql: `SELECT stock FROM products WHERE id = ${p}`, params: [1] };
+    const handle = await client.workflow.start('agentWorkflow', {
+      taskQueue,
+      workflowId,
+      args: [
+        run([
+          callTurn(['sql_query', read, 'r0']),
+          callTurn([
+            'sql_query',
+            { ...read, sql: `UPDATE products SET stock = stock - 1 WHERE id = ${p}` },
+            'w1',
+          ]),
+          answerTurn('before: {{result:r0}}\nwrite: {{result:w1}}'),
+        ]),
+      ],
+    });
+
+    // The first worker committed the write and now sits at the hook: kill it there.
+    const deadline = Date.now() + 120_000;
+    while (
+      !first.lines.some((l) => l.msg === 'sql_query test hook: stalling' && l.workflowId === workflowId)
+    ) {
+      if (Date.now() > deadline)
+        throw new Error(`the worker never reached the hook: ${first.stderr.join('')}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    first.child.kill('SIGKILL');
+    await first.exited;
+
+    const second = await startWorkerProcess({
+      ...base,
+      DURABLE_AGENT_CONFIG: configFile(`plain-${engine}`, connection),
+    });
+    try {
+      // Fail with the workers' own words rather than a bare jest timeout.
+      const result = (await Promise.race([
+        handle.result(),
+        new Promise((_, reject) =>
+          setTimeout(() => {
+            const logs = [...first.lines, ...second.lines].filter(
+              (l) => l.level !== 'INFO' || /sql|fail/i.test(String(l.msg)),
+            );
+            reject(
+              new Error(
+                `no result after 120 s: ${JSON.stringify(logs).slice(0, 4000)} ${second.stderr.join('')}`,
+              ),
+            );
+          }, 120_000),
+        ),
+      ])) as AgentResult;
+      expect(result.stopReason).toBe('final_answer');
+      expect(result.answer).toContain(
+        'write: Already applied by an earlier attempt of this tool call; not run again. UPDATE: 1 row affected (committed).',
+      );
+      const history = await handle.fetchHistory();
+      const attempts = (history.events ?? [])
+        .map((e) => e.activityTaskStartedEventAttributes?.attempt)
+        .filter((a): a is number => typeof a === 'number');
+      expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
+
+      // A second run reads the stock and the write records through the tool: one decrement, one record.
+      const before = Number(
+        /before: SELECT: 1 row\.\ncolumns: \["stock"\]\n\["?(\d+)"?\]/.exec(result.answer ?? '')?.[1],
+      );
+      const check = (await client.workflow.execute('agentWorkflow', {
+        taskQueue,
+        workflowId: uid('sql-check'),
+        args: [
+          run([
+            callTurn(
+              ['sql_query', read, 'r1'],
+              [
+                'sql_query',
+                { connection: 'shop', sql: 'SELECT count(*) AS n FROM durable_agent_tool_writes' },
+                'n',
+              ],
+            ),
+            answerTurn('{{result:r1}}\n{{result:n}}'),
+          ]),
+        ],
+      })) as AgentResult;
+      expect(check.answer).toMatch(new RegExp(`\\["stock"\\]\\n\\["?${before - 1}"?\\]`));
+      expect(check.answer).toMatch(/\["n"\]\n\["?1"?\]/);
+    } finally {
+      // SIGKILL, not SIGTERM: graceful exit depends on the worker command closing the SQL pools,
+      // which is not what this test is about (a MariaDB pool would keep the process alive).
+      second.child.kill('SIGKILL');
+      await second.exited;
+    }
+  }, 240_000);
+});
