@@ -7,20 +7,14 @@
  *   npx tsx bench/loop-overhead.ts [steps=50] [runs=3]
  */
 import { performance } from 'node:perf_hooks';
-import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode } from '@temporalio/worker';
 import { createScriptedProvider } from '../activities/model/scripted';
 import { calculator } from '../activities/utility/calculator';
-import { startDevServer, stopDevServer } from '../cli/dev-server';
 import type { AgentInput, AgentResult } from '../shared/agent';
 import { eventsQuery } from '../shared/agent';
 import type { ChatMessage } from '../shared/conversation';
 import type { ScriptedTurn } from '../shared/model';
 import { CalculatorArgs } from '../shared/tools/calculator';
-import { loadWorkerConfig } from '../workers/config';
-import { WORKFLOWS_PATH, createAgentWorker } from '../workers/worker';
-import { freePort } from '../tests/support/processes';
-import { tempDir } from '../tests/support/temporal';
+import { startDevServerFixture, withDevWorker } from '../tests/support/dev-server';
 import { summary, percentile } from './stats';
 
 const STEPS = Number(process.argv[2] ?? 50);
@@ -57,34 +51,17 @@ async function inProcess(turns: ScriptedTurn[]): Promise<number[]> {
 }
 
 async function main() {
-  Runtime.install({ logger: new DefaultLogger('WARN') });
   const turns = script(STEPS);
 
   const local: number[] = [];
   await inProcess(turns); // warm-up
   for (let r = 0; r < RUNS; r++) local.push(...(await inProcess(turns)));
 
-  const dataDir = tempDir('bench-loop');
-  const port = await freePort();
-  await startDevServer({ dataDir, port, headless: true });
-  const address = `127.0.0.1:${port}`;
-  const client = new Client({ connection: await Connection.connect({ address }) });
-  const connection = await NativeConnection.connect({ address });
-  const taskQueue = 'bench-loop';
-  const worker = await createAgentWorker({
-    connection,
-    namespace: 'default',
-    config: loadWorkerConfig({}),
-    taskQueue,
-    client,
-    workflowBundle: await bundleWorkflowCode({
-      workflowsPath: WORKFLOWS_PATH,
-      logger: new DefaultLogger('WARN'),
-    }),
-  });
+  const fx = await startDevServerFixture();
+  const client = fx.client;
   const remote: number[] = [];
   const totals: number[] = [];
-  await worker.runUntil(async () => {
+  await withDevWorker(fx, async (taskQueue) => {
     for (let r = 0; r <= RUNS; r++) {
       const input: AgentInput = {
         task: 'bench',
@@ -106,10 +83,7 @@ async function main() {
       for (let i = 1; i < starts.length; i++) remote.push((starts[i] as number) - (starts[i - 1] as number));
     }
   });
-  await connection.close();
-  await client.connection.close();
-  if (process.env.BENCH_KEEP_SERVER) console.log(`server kept at ${address}, data ${dataDir}`);
-  else await stopDevServer({ dataDir, port });
+  await fx.stop();
 
   console.log(`Agent loop, ${STEPS} steps × ${RUNS} runs, one calculator call per step`);
   console.log(`(a) in process:          ${summary(local)}`);
