@@ -5,6 +5,8 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' } }] },
   testTimeout: 120000,
+  // A driver pool left open by a failing test must not keep CI waiting after the run.
+  forceExit: true,
   reporters: ['default', '<rootDir>/tests/support/summary-reporter.js'],
   globalSetup: '<rootDir>/tests/support/global-setup.ts',
 };
