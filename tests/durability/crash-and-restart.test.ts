@@ -13,6 +13,7 @@ import { createAgentWorker } from '../../workers/worker';
 import { freePort, startWorkerProcess } from '../support/processes';
 import { answerTurn, callTurn } from '../support/scripts';
 import { quietRuntime, tempDir, testConfig, uid, workflowBundle } from '../support/temporal';
+import { scheduledActivityTypes } from '../support/history';
 
 const dataDir = tempDir('durability');
 const scriptsDir = tempDir('scripts');
@@ -105,9 +106,7 @@ test('SIGKILL of the worker mid-run: a new worker finishes the same run, complet
     ).toEqual(expect.arrayContaining(['wait', 'calculator', 'callModel']));
 
     const history = await handle.fetchHistory();
-    const scheduled = (history.events ?? [])
-      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-      .filter(Boolean);
+    const scheduled = scheduledActivityTypes(history);
     expect(scheduled).toEqual([
       'callModel',
       'calculator',

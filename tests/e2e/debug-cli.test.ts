@@ -17,6 +17,7 @@ import type { WorkerProcess } from '../support/processes';
 import { runCli, startWorkerProcess } from '../support/processes';
 import { answerTurn, callTurn } from '../support/scripts';
 import { tempDir, uid } from '../support/temporal';
+import { scheduledActivityTypes } from '../support/history';
 
 const run = promisify(execFile);
 let fx: DevServerFixture;
@@ -121,9 +122,7 @@ test('transcript: every model turn, tool call and result in order, with duration
   const entries = JSON.parse(json.stdout) as ReturnType<typeof buildTimeline>;
   const file = path.join(work, `${id}-t.json`);
   expect((await runCli(['export', id, '-o', file], env)).code).toBe(0);
-  const scheduled = (readHistoryFile(file).events ?? [])
-    .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-    .filter(Boolean);
+  const scheduled = scheduledActivityTypes(readHistoryFile(file));
   const timeline = entries
     .filter((e) => e.kind === 'model' || e.kind === 'tool')
     .map((e) => (e.kind === 'model' ? 'callModel' : e.tool));

@@ -19,6 +19,7 @@ import {
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { answerTurn, callTurn } from '../support/scripts';
 import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../support/temporal';
+import { scheduledActivityTypes } from '../support/history';
 
 let env: TestWorkflowEnvironment;
 
@@ -116,9 +117,7 @@ test('runs model → parallel tools → model until a final answer, one activity
     expect(rec.calls.map((c) => c.toolCallId)).toEqual(expect.arrayContaining(['a', 'c']));
 
     const history = await handle.fetchHistory();
-    const scheduled = (history.events ?? [])
-      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-      .filter(Boolean);
+    const scheduled = scheduledActivityTypes(history);
     expect(scheduled).toEqual([
       'callModel',
       'calculator',

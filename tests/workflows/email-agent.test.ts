@@ -19,6 +19,7 @@ import {
 } from '../support/mail';
 import { answerTurn, callTurn } from '../support/scripts';
 import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../support/temporal';
+import { scheduledActivityTypes } from '../support/history';
 
 let env: TestWorkflowEnvironment;
 
@@ -57,9 +58,7 @@ async function runAgent(
     });
     const result = (await handle.result()) as AgentResult;
     const history = await handle.fetchHistory();
-    const scheduled = (history.events ?? [])
-      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-      .filter((n): n is string => !!n);
+    const scheduled = scheduledActivityTypes(history);
     return { result, answer: result.answer ?? '', scheduled };
   });
 }

@@ -13,6 +13,7 @@ import { answerTurn, callTurn } from '../support/scripts';
 import type { SqlFixture } from '../support/sql-fixtures';
 import { mysqlFixture, postgresFixture } from '../support/sql-fixtures';
 import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../support/temporal';
+import { scheduledActivityTypes } from '../support/history';
 
 let env: TestWorkflowEnvironment;
 const fixtures: SqlFixture[] = [];
@@ -47,9 +48,7 @@ async function runAgent(databases: DatabasesConfig, input: AgentInput) {
     const result = (await handle.result()) as AgentResult;
     const events = await handle.query(eventsQuery, {});
     const history = await handle.fetchHistory();
-    const scheduled = (history.events ?? [])
-      .map((e) => e.activityTaskScheduledEventAttributes?.activityType?.name)
-      .filter(Boolean);
+    const scheduled = scheduledActivityTypes(history);
     return { result, events, scheduled };
   });
 }
