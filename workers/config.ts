@@ -21,6 +21,10 @@ export const WORKER_ENV = {
   OPENAI_BASE_URL: 'OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server, …)',
   ANTHROPIC_API_KEY: 'Key for the anthropic provider',
   ANTHROPIC_BASE_URL: 'Anthropic Messages API endpoint',
+  DURABLE_AGENT_TRACING: 'OpenTelemetry tracing: off (default) | otlp | console',
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'OTLP/HTTP traces URL, e.g. http://127.0.0.1:4318/v1/traces',
+  OTEL_EXPORTER_OTLP_ENDPOINT: 'OTLP/HTTP base URL; `/v1/traces` is appended',
+  OTEL_SERVICE_NAME: 'service.name on every span (default durable-agent-worker)',
 } as const;
 
 const optionalString = z
@@ -43,7 +47,23 @@ const EnvSchema = z.object({
   OPENAI_BASE_URL: z.url({ message: 'must be a URL such as http://127.0.0.1:11434/v1' }).optional(),
   ANTHROPIC_API_KEY: optionalString,
   ANTHROPIC_BASE_URL: z.url({ message: 'must be a URL such as https://api.anthropic.com' }).optional(),
+  DURABLE_AGENT_TRACING: z
+    .enum(['off', 'otlp', 'console'], { message: 'must be off, otlp or console' })
+    .default('off'),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z
+    .url({ message: 'must be a URL such as http://127.0.0.1:4318/v1/traces' })
+    .optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ message: 'must be a URL such as http://127.0.0.1:4318' }).optional(),
+  OTEL_SERVICE_NAME: z.string().trim().min(1).default('durable-agent-worker'),
 });
+
+/** The worker's tracing settings (see WORKER_ENV). */
+export interface TracingConfig {
+  exporter: 'off' | 'otlp' | 'console';
+  /** OTLP/HTTP traces endpoint; the exporter's default (localhost:4318) when unset. */
+  endpoint?: string;
+  serviceName: string;
+}
 
 /** The worker's configuration: everything activities need, including secrets that never enter history. */
 export interface WorkerConfig {
@@ -58,6 +78,7 @@ export interface WorkerConfig {
   email: EmailConfig;
   databases: DatabasesConfig;
   search: SearchConfig;
+  tracing: TracingConfig;
 }
 
 /** The config file: named connections for tools. Strings `${env:NAME}` are read from the environment. */
@@ -137,6 +158,15 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     scriptsDir: path.resolve(e.DURABLE_AGENT_SCRIPTS_DIR),
     logLevel: e.DURABLE_AGENT_LOG_LEVEL,
     maxConcurrentActivities: e.DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES,
+    tracing: {
+      exporter: e.DURABLE_AGENT_TRACING,
+      endpoint:
+        e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ??
+        (e.OTEL_EXPORTER_OTLP_ENDPOINT
+          ? `${e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, '')}/v1/traces`
+          : undefined),
+      serviceName: e.OTEL_SERVICE_NAME,
+    },
     models: {
       openai: {
         apiKey: e.OPENAI_API_KEY,

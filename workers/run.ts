@@ -5,6 +5,7 @@ import { closeSqlConnections } from '../activities/sql';
 import type { WorkerConfig } from './config';
 import type { TemporalTarget } from './connect';
 import { connectClient, connectWorker } from './connect';
+import { createWorkerTracing } from './tracing';
 import { createAgentWorker } from './worker';
 
 /** A started worker: `done` settles when it has shut down; `stop` asks it to, and waits. */
@@ -49,12 +50,14 @@ export function runWorker(opts: {
   const done = (async () => {
     const connection = await connectWorker(opts.target);
     const client = await connectClient(opts.target);
+    const tracing = createWorkerTracing(opts.config);
     try {
       const worker = await createAgentWorker({
         connection,
         namespace: opts.target.namespace,
         config: opts.config,
         client,
+        tracing,
       });
       shutdown = () => worker.shutdown();
       if (stopRequested) return;
@@ -68,6 +71,7 @@ export function runWorker(opts: {
     } finally {
       closeEmailConnections();
       await closeSqlConnections();
+      await tracing?.shutdown();
       await client.connection.close();
       await connection.close();
     }

@@ -4,6 +4,7 @@ import type { ActivityDeps } from '../activities';
 import { createActivities } from '../activities';
 import type { WorkerConfig } from './config';
 import { ActivityOutcomeLogger } from './interceptors';
+import type { WorkerTracing } from './tracing';
 
 /** What a worker needs. Tests pass a prebuilt bundle and swapped providers. */
 export interface AgentWorkerOptions {
@@ -18,6 +19,11 @@ export interface AgentWorkerOptions {
   /** Extra or replacement activities (tests: instrumented tools). */
   activityOverrides?: Record<string, (...args: never[]) => Promise<unknown>>;
   taskQueue?: string;
+  /**
+   * Tracing to install (see createWorkerTracing). A prebuilt bundle must then include its
+   * workflowModules (bundleWorkflowCode's workflowInterceptorModules) for workflow spans.
+   */
+  tracing?: WorkerTracing;
 }
 
 /** Path of the workflows entry, resolvable from source (tsx, jest) and from dist/. */
@@ -36,6 +42,15 @@ export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worke
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities,
     maxConcurrentActivityTaskExecutions: opts.config.maxConcurrentActivities,
-    interceptors: { activity: [() => ({ inbound: new ActivityOutcomeLogger() })] },
+    interceptors: {
+      // Temporal's tracing interceptor is outermost, so the agent's spans nest under RunActivity.
+      activity: [
+        ...(opts.tracing ? opts.tracing.activityInterceptors.slice(0, 1) : []),
+        () => ({ inbound: new ActivityOutcomeLogger() }),
+        ...(opts.tracing ? opts.tracing.activityInterceptors.slice(1) : []),
+      ],
+      ...(opts.tracing && !opts.workflowBundle ? { workflowModules: opts.tracing.workflowModules } : {}),
+    },
+    ...(opts.tracing ? { sinks: opts.tracing.sinks } : {}),
   });
 }

@@ -419,6 +419,7 @@ class AgentRun {
         const result = await (TOOL_ACTIVITIES[call.name] as ToolActivity)({
           toolCallId: call.id,
           args: args.data,
+          step: pending.step,
           ...(notifyUser ? { context: { notifyUser } } : {}),
         });
         this.usage = { ...this.usage, toolCalls: this.usage.toolCalls + 1 };

@@ -42,6 +42,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
 export interface ToolActivityInput<A> {
   toolCallId: string;
   args: A;
+  /** The run's step when the model asked for the call (for traces and logs). */
+  step?: number;
   /** Run settings some tools need (e.g. the inbox notify_user also delivers to). */
   context?: ToolContext;
 }

@@ -1,0 +1,294 @@
+/**
+ * OpenTelemetry tracing: a span per model call and per tool call (tool, step, tokens, outcome)
+ * nested in Temporal's own workflow and activity spans; off unless configured; OTLP export from a
+ * worker process to a collector endpoint on 127.0.0.1.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ApplicationFailure } from '@temporalio/common';
+import { Context } from '@temporalio/activity';
+import type { TestWorkflowEnvironment } from '@temporalio/testing';
+import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
+import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
+import { replayHistory } from '../../cli/debug/replay';
+import type { AgentResult } from '../../shared/agent';
+import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
+import { ConfigError, loadWorkerConfig } from '../../workers/config';
+import { createWorkerTracing, SPAN_ATTR } from '../../workers/tracing';
+import { createAgentWorker, WORKFLOWS_PATH } from '../../workers/worker';
+import type { DevServerFixture } from '../support/dev-server';
+import { startDevServerFixture } from '../support/dev-server';
+import { runCli, startWorkerProcess } from '../support/processes';
+import { answerTurn, callTurn } from '../support/scripts';
+import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../support/temporal';
+
+describe('configuration', () => {
+  test('tracing is off by default and nothing is installed', () => {
+    const config = loadWorkerConfig({});
+    expect(config.tracing.exporter).toBe('off');
+    expect(createWorkerTracing(config)).toBeUndefined();
+  });
+
+  test('a bad exporter or endpoint is named', () => {
+    expect(() => loadWorkerConfig({ DURABLE_AGENT_TRACING: 'jaeger' })).toThrow(
+      /DURABLE_AGENT_TRACING: must be off, otlp or console/,
+    );
+    expect(() =>
+      loadWorkerConfig({ DURABLE_AGENT_TRACING: 'otlp', OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' }),
+    ).toThrow(ConfigError);
+  });
+
+  test('the traces endpoint comes from the OTLP variables', () => {
+    expect(
+      loadWorkerConfig({
+        DURABLE_AGENT_TRACING: 'otlp',
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318/',
+      }).tracing,
+    ).toEqual({
+      exporter: 'otlp',
+      endpoint: 'http://127.0.0.1:4318/v1/traces',
+      serviceName: 'durable-agent-worker',
+    });
+    expect(
+      loadWorkerConfig({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://127.0.0.1:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:9999/traces',
+        OTEL_SERVICE_NAME: 'agents-eu',
+      }).tracing,
+    ).toEqual({ exporter: 'off', endpoint: 'http://127.0.0.1:9999/traces', serviceName: 'agents-eu' });
+  });
+});
+
+describe('spans of a run (time-skipping server, in-memory exporter)', () => {
+  let env: TestWorkflowEnvironment;
+  const exporter = new InMemorySpanExporter();
+  const tracing = createWorkerTracing(testConfig(), new SimpleSpanProcessor(exporter));
+  let bundle: Awaited<ReturnType<typeof bundleWorkflowCode>>;
+
+  beforeAll(async () => {
+    env = await timeSkippingEnv();
+    bundle = await bundleWorkflowCode({
+      workflowsPath: WORKFLOWS_PATH,
+      workflowInterceptorModules: tracing?.workflowModules,
+      logger: new DefaultLogger('WARN'),
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    await tracing?.shutdown();
+    await env?.teardown();
+  });
+
+  const attr = (s: ReadableSpan, key: string) => s.attributes[key];
+
+  test('one span per model call and per tool call, with step, tokens and outcome, under Temporal spans', async () => {
+    exporter.reset();
+    const taskQueue = uid('tq');
+    const secret = 'do-not-trace-this-expression';
+    let calculatorAttempts = 0;
+    // calculator fails its first attempt (retried by Temporal), then answers.
+    const calculator = async (input: ToolActivityInput<{ expression: string }>): Promise<ToolResult> => {
+      calculatorAttempts += 1;
+      if (Context.current().info.attempt === 1) {
+        throw ApplicationFailure.retryable('calculator backend flaked', 'Flaky');
+      }
+      return { content: `value of ${input.args.expression.length} chars` };
+    };
+    const worker = await createAgentWorker({
+      connection: env.nativeConnection,
+      namespace: env.namespace ?? 'default',
+      config: testConfig(),
+      taskQueue,
+      workflowBundle: bundle,
+      activityOverrides: { calculator },
+      tracing,
+    });
+    const workflowId = uid('traced');
+    const result = (await worker.runUntil(
+      env.client.workflow.execute('agentWorkflow', {
+        taskQueue,
+        workflowId,
+        args: [
+          {
+            task: 'trace me',
+            tools: ['calculator', 'get_time'],
+            model: {
+              provider: 'scripted',
+              turns: [
+                callTurn(
+                  ['get_time', { timezone: 'UTC' }, 'a'],
+                  ['get_time', { timezone: 'Mars/Olympus' }, 'b'],
+                ),
+                callTurn(['calculator', { expression: secret }, 'c']),
+                answerTurn('done'),
+              ],
+            },
+          },
+        ],
+      }),
+    )) as AgentResult;
+    expect(result.stopReason).toBe('final_answer');
+    expect(calculatorAttempts).toBe(2);
+
+    const spans = exporter.getFinishedSpans();
+    const ofRun = spans.filter((s) => attr(s, SPAN_ATTR.workflowId) === workflowId);
+    const chat = ofRun.filter((s) => attr(s, SPAN_ATTR.operation) === 'chat');
+    const tools = ofRun.filter((s) => attr(s, SPAN_ATTR.operation) === 'execute_tool');
+
+    // Model calls: one span each, in step order, with usage that adds up to the run's.
+    expect(chat.map((s) => [s.name, attr(s, SPAN_ATTR.step), attr(s, SPAN_ATTR.outcome)])).toEqual([
+      ['chat inline', 1, 'ok'],
+      ['chat inline', 2, 'ok'],
+      ['chat inline', 3, 'ok'],
+    ]);
+    expect(chat.every((s) => attr(s, SPAN_ATTR.provider) === 'scripted')).toBe(true);
+    const sum = (key: string) => chat.reduce((n, s) => n + Number(attr(s, key)), 0);
+    expect(sum(SPAN_ATTR.inputTokens)).toBe(result.usage.inputTokens);
+    expect(sum(SPAN_ATTR.outputTokens)).toBe(result.usage.outputTokens);
+    expect(chat.map((s) => attr(s, SPAN_ATTR.finishReasons))).toEqual([
+      ['tool_calls'],
+      ['tool_calls'],
+      ['stop'],
+    ]);
+
+    // Tool calls: one span per attempt, with tool name, call id, step and outcome.
+    const toolRows = tools
+      .map((s) => [
+        attr(s, SPAN_ATTR.toolName),
+        attr(s, SPAN_ATTR.toolCallId),
+        attr(s, SPAN_ATTR.step),
+        attr(s, SPAN_ATTR.attempt),
+        attr(s, SPAN_ATTR.outcome),
+      ])
+      .sort((x, y) => String(x[1]).localeCompare(String(y[1])) || Number(x[3]) - Number(y[3]));
+    expect(toolRows).toEqual([
+      ['get_time', 'a', 1, 1, 'ok'],
+      ['get_time', 'b', 1, 1, 'tool_error'],
+      ['calculator', 'c', 2, 1, 'failed'],
+      ['calculator', 'c', 2, 2, 'ok'],
+    ]);
+    const failed = tools.find((s) => attr(s, SPAN_ATTR.outcome) === 'failed') as ReadableSpan;
+    expect(failed.status.code).toBe(2); // ERROR
+    expect(attr(failed, SPAN_ATTR.errorType)).toBe('ApplicationFailure');
+
+    // Nesting: each agent span's parent is Temporal's RunActivity span, all in the workflow's trace.
+    const byId = new Map(spans.map((s) => [s.spanContext().spanId, s]));
+    const traceIds = new Set<string>();
+    for (const s of [...chat, ...tools]) {
+      const parent = byId.get(s.parentSpanId ?? '');
+      expect(parent?.name).toBe(
+        `RunActivity:${s.name === `chat inline` ? 'callModel' : attr(s, SPAN_ATTR.toolName)}`,
+      );
+      traceIds.add(s.spanContext().traceId);
+    }
+    expect(traceIds.size).toBe(1);
+    const workflowSpan = spans.find((s) => s.name === 'RunWorkflow:agentWorkflow');
+    expect(workflowSpan?.spanContext().traceId).toBe([...traceIds][0]);
+    // …and each RunActivity continues the workflow's StartActivity span for it.
+    for (const s of [...chat, ...tools]) {
+      const started = byId.get(byId.get(s.parentSpanId ?? '')?.parentSpanId ?? '');
+      expect(started?.name).toMatch(/^StartActivity:/);
+      expect(started?.parentSpanId).toBe(workflowSpan?.spanContext().spanId);
+    }
+
+    // Arguments, prompts and results never reach a span.
+    const everything = JSON.stringify(spans.map((s) => [s.name, s.attributes, s.events, s.status]));
+    expect(everything).not.toContain(secret);
+    expect(everything).not.toContain('trace me');
+
+    // A traced run replays with the untraced code, and the other way round: tracing adds no command.
+    const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+    expect(await replayHistory(await workflowBundle(), history, workflowId)).toEqual({
+      workflowId,
+      ok: true,
+    });
+    expect(await replayHistory(bundle, history, workflowId)).toEqual({ workflowId, ok: true });
+  });
+});
+
+/** A minimal OTLP/HTTP (JSON) traces receiver: what a collector would receive. */
+async function startReceiver(): Promise<{
+  url: string;
+  spans: Record<string, unknown>[];
+  close(): Promise<void>;
+}> {
+  const spans: Record<string, unknown>[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (c: Buffer) => (body += c.toString()));
+    req.on('end', () => {
+      if (req.url === '/v1/traces' && req.headers['content-type']?.includes('json')) {
+        const doc = JSON.parse(body) as {
+          resourceSpans: {
+            resource: { attributes: { key: string; value: { stringValue?: string } }[] };
+            scopeSpans: {
+              spans: { name: string; attributes: { key: string; value: Record<string, unknown> }[] }[];
+            }[];
+          }[];
+        };
+        for (const rs of doc.resourceSpans) {
+          const service = rs.resource.attributes.find((a) => a.key === 'service.name')?.value.stringValue;
+          for (const ss of rs.scopeSpans)
+            for (const s of ss.spans) {
+              const attrs = Object.fromEntries(
+                s.attributes.map((a) => [a.key, Object.values(a.value)[0]] as [string, unknown]),
+              );
+              spans.push({ name: s.name, service, ...attrs });
+            }
+        }
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    spans,
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+describe('OTLP export from a worker process', () => {
+  let fx: DevServerFixture;
+  beforeAll(async () => {
+    fx = await startDevServerFixture();
+  }, 120_000);
+  afterAll(async () => {
+    await fx?.stop();
+  });
+
+  test('DURABLE_AGENT_TRACING=otlp sends the demo run’s model and tool spans to the endpoint', async () => {
+    const receiver = await startReceiver();
+    const taskQueue = uid('tq');
+    const env = {
+      TEMPORAL_ADDRESS: fx.address,
+      DURABLE_AGENT_TASK_QUEUE: taskQueue,
+      DURABLE_AGENT_TRACING: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_SERVICE_NAME: 'agents-under-test',
+    };
+    const worker = await startWorkerProcess(env);
+    try {
+      const run = await runCli(
+        ['run', '--json', '--model', 'scripted:demo', '--tools', 'get_time,calculator,notify_user', 'budget'],
+        env,
+      );
+      expect(run.code).toBe(0);
+      // Spans are batched; stopping the worker flushes them.
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited).toBe(0);
+      const names = receiver.spans.map((s) => s.name);
+      expect(names.filter((n) => n === 'chat demo')).toHaveLength(3);
+      expect(names).toEqual(expect.arrayContaining(['execute_tool calculator', 'execute_tool get_time']));
+      expect(names).toEqual(expect.arrayContaining(['RunWorkflow:agentWorkflow', 'RunActivity:callModel']));
+      expect(receiver.spans.every((s) => s.service === 'agents-under-test')).toBe(true);
+      const chat = receiver.spans.filter((s) => s.name === 'chat demo');
+      expect(chat.map((s) => Number(s[SPAN_ATTR.step])).sort()).toEqual([1, 2, 3]);
+      expect(chat.every((s) => Number(s[SPAN_ATTR.inputTokens]) > 0)).toBe(true);
+    } finally {
+      if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
+      await receiver.close();
+    }
+  }, 180_000);
+});
