@@ -1,5 +1,6 @@
+import os from 'node:os';
 import path from 'node:path';
-import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { WORKFLOWS_PATH } from '../../workers/worker';
 import type { History, HistoryEvent } from './history';
@@ -59,17 +60,20 @@ function coreMessage(err: Error): string {
   return m?.[1] ?? err.message;
 }
 
+/**
+ * Replay worker options. Replay workers run workflow code on the main thread by default (debug mode,
+ * for breakpoints); off, each replay worker gets its own workflow thread, so lanes use every core.
+ * (`debugMode` is a WorkerOptions field the replay type leaves out; the SDK honours it.)
+ */
+const REPLAY_OPTIONS = { replayName: 'durable-agent-replay', debugMode: false } as ReplayWorkerOptions;
+
 async function replays(
   bundle: WorkflowBundleWithSourceMap,
   history: History,
   workflowId: string,
 ): Promise<Error | null> {
   try {
-    await Worker.runReplayHistory(
-      { workflowBundle: bundle, replayName: 'durable-agent-replay' },
-      history,
-      workflowId,
-    );
+    await Worker.runReplayHistory({ ...REPLAY_OPTIONS, workflowBundle: bundle }, history, workflowId);
     return null;
   } catch (err) {
     return err as Error;
@@ -171,39 +175,82 @@ export async function replayHistory(
 }
 
 /**
- * Replays many histories with one replay worker (much cheaper than a worker per history), locating
- * the divergence of each history that fails.
+ * Replays many histories with a few replay workers (one per core, at most `lanes`; much cheaper than
+ * a worker per history), locating the divergence of each history that fails. Outcomes come in the
+ * order replays finish.
  */
 export async function* replayMany(
   bundle: WorkflowBundleWithSourceMap,
   histories:
     | AsyncIterable<{ history: History; workflowId: string }>
     | Iterable<{ history: History; workflowId: string }>,
+  lanes = Math.max(1, Math.min(4, os.availableParallelism())),
 ): AsyncGenerator<ReplayOutcome> {
-  const kept = new Map<string, History>();
-  async function* source() {
-    for await (const h of histories) {
-      kept.set(h.workflowId, h.history);
-      yield h;
-    }
-  }
-  for await (const r of Worker.runReplayHistories(
-    { workflowBundle: bundle, replayName: 'durable-agent-replay' },
-    source(),
-  )) {
-    const history = kept.get(r.workflowId);
-    kept.delete(r.workflowId);
-    if (!r.error) yield { workflowId: r.workflowId, ok: true };
-    else if (r.error.name !== 'DeterminismViolationError' || !history) {
-      yield { workflowId: r.workflowId, ok: false, error: r.error.message };
-    } else {
-      yield {
-        workflowId: r.workflowId,
-        ok: false,
-        divergence: await locate(bundle, history, r.workflowId, r.error),
+  const source = (async function* () {
+    yield* histories;
+  })();
+  // Lanes pull from one shared source, so a slow history does not hold up the others.
+  let pulling: Promise<unknown> = Promise.resolve();
+  const next = () => {
+    const p = pulling.then(() => source.next());
+    pulling = p.catch(() => undefined);
+    return p;
+  };
+  const shared = (kept: Map<string, History>) => ({
+    [Symbol.asyncIterator]() {
+      return {
+        async next(): Promise<IteratorResult<{ history: History; workflowId: string }>> {
+          const r = await next();
+          if (!r.done) kept.set(r.value.workflowId, r.value.history);
+          return r;
+        },
       };
+    },
+  });
+  const queue: ReplayOutcome[] = [];
+  let wake: (() => void) | undefined;
+  let failure: unknown;
+  let running = lanes;
+  const lane = async () => {
+    const kept = new Map<string, History>();
+    for await (const r of Worker.runReplayHistories(
+      { ...REPLAY_OPTIONS, workflowBundle: bundle },
+      shared(kept),
+    )) {
+      const history = kept.get(r.workflowId);
+      kept.delete(r.workflowId);
+      let outcome: ReplayOutcome;
+      if (!r.error) outcome = { workflowId: r.workflowId, ok: true };
+      else if (r.error.name !== 'DeterminismViolationError' || !history) {
+        outcome = { workflowId: r.workflowId, ok: false, error: r.error.message };
+      } else {
+        outcome = {
+          workflowId: r.workflowId,
+          ok: false,
+          divergence: await locate(bundle, history, r.workflowId, r.error),
+        };
+      }
+      queue.push(outcome);
+      wake?.();
     }
+  };
+  for (let i = 0; i < lanes; i++) {
+    lane()
+      .catch((err: unknown) => (failure ??= err))
+      .finally(() => {
+        running -= 1;
+        wake?.();
+      });
   }
+  while (running > 0 || queue.length) {
+    if (!queue.length) {
+      await new Promise<void>((r) => (wake = r));
+      wake = undefined;
+      continue;
+    }
+    yield queue.shift() as ReplayOutcome;
+  }
+  if (failure) throw failure;
 }
 
 /** One line for a replay outcome. */

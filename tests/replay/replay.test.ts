@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { readHistoryFile } from '../../cli/debug/history';
-import { replayBundle, replayHistory } from '../../cli/debug/replay';
+import { replayBundle, replayHistory, replayMany } from '../../cli/debug/replay';
 import { SCENARIOS } from './scenarios';
 import { quietRuntime } from '../support/temporal';
 
@@ -42,3 +42,21 @@ test('a changed workflow raises a determinism violation that names the diverging
   });
   expect(outcome.divergence?.detail).toMatch(/does not match/);
 });
+
+test('replaying many histories in parallel lanes reports each exactly once, divergences located', async () => {
+  const batch = FILES.map((f) => ({ history: readHistoryFile(path.join(DIR, f)), workflowId: f }));
+  const seen: string[] = [];
+  for await (const o of replayMany(current, batch, 2)) {
+    expect(o).toEqual({ workflowId: o.workflowId, ok: true });
+    seen.push(o.workflowId);
+  }
+  expect(seen.sort()).toEqual([...FILES].sort());
+
+  const mixed: Record<string, boolean> = {};
+  for await (const o of replayMany(changed, batch.slice(0, 4), 3)) {
+    mixed[o.workflowId] = o.ok;
+    if (!o.ok) expect(o.divergence?.step).toBeGreaterThanOrEqual(1);
+  }
+  expect(Object.keys(mixed).sort()).toEqual(FILES.slice(0, 4).sort());
+  expect(Object.values(mixed)).toContain(false);
+}, 120_000);
