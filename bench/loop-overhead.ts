@@ -2,11 +2,15 @@
  * What Temporal adds to each agent step. Runs the same scripted loop (model turn → one no-op-sized
  * tool call → result) (a) in process, calling the same provider and activity functions directly, and
  * (b) as the agent workflow on the real dev server with an in-process worker, and prints per-step
- * p50/p95 for both and the difference.
+ * p50/p95 for both and the difference; (c) a bare workflow of the same shape (two no-op activities
+ * per step, no agent logic) on the same server, which is what Temporal itself costs per step here.
  *
  *   npx tsx bench/loop-overhead.ts [steps=50] [runs=3]
  */
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { replayBundle } from '../cli/debug/replay';
 import { createScriptedProvider } from '../activities/model/scripted';
 import { calculator } from '../activities/utility/calculator';
 import type { AgentInput, AgentResult } from '../shared/agent';
@@ -14,7 +18,9 @@ import { eventsQuery } from '../shared/agent';
 import type { ChatMessage } from '../shared/conversation';
 import type { ScriptedTurn } from '../shared/model';
 import { CalculatorArgs } from '../shared/tools/calculator';
+import type { DevServerFixture } from '../tests/support/dev-server';
 import { startDevServerFixture, withDevWorker } from '../tests/support/dev-server';
+import { uid } from '../tests/support/temporal';
 import { summary, percentile } from './stats';
 
 const STEPS = Number(process.argv[2] ?? 50);
@@ -50,6 +56,36 @@ async function inProcess(turns: ScriptedTurn[]): Promise<number[]> {
   }
 }
 
+/** (c) Wall-clock per step of a bare two-activity workflow on the same server. */
+async function floor(fx: DevServerFixture): Promise<number[]> {
+  const bundle = await replayBundle(path.join(__dirname, 'fixtures', 'floor-workflow.ts'));
+  const connection = await NativeConnection.connect({ address: fx.address });
+  const taskQueue = uid('floor');
+  const worker = await Worker.create({
+    connection,
+    taskQueue,
+    workflowBundle: bundle,
+    activities: { first: async (x: number) => x + 1, second: async (x: number) => x * 2 },
+  });
+  const perStep: number[] = [];
+  try {
+    await worker.runUntil(async () => {
+      for (let r = 0; r <= RUNS; r++) {
+        const t0 = performance.now();
+        await fx.client.workflow.execute('floorWorkflow', {
+          taskQueue,
+          workflowId: uid('floor'),
+          args: [STEPS],
+        });
+        if (r > 0) perStep.push((performance.now() - t0) / STEPS);
+      }
+    });
+  } finally {
+    await connection.close();
+  }
+  return perStep;
+}
+
 async function main() {
   const turns = script(STEPS);
 
@@ -83,12 +119,19 @@ async function main() {
       for (let i = 1; i < starts.length; i++) remote.push((starts[i] as number) - (starts[i - 1] as number));
     }
   });
+  const bare = await floor(fx);
   await fx.stop();
 
   console.log(`Agent loop, ${STEPS} steps × ${RUNS} runs, one calculator call per step`);
   console.log(`(a) in process:          ${summary(local)}`);
   console.log(`(b) Temporal dev server: ${summary(remote)}  (workflow-time step intervals)`);
   console.log(`    wall clock per step: ${summary(totals)}  (run duration / steps)`);
+  console.log(
+    `(c) bare workflow, same shape, wall clock per step: ${summary(bare)}  (Temporal's own cost here)`,
+  );
+  console.log(
+    `agent logic over the bare workflow: p50 ${(percentile(totals, 50) - percentile(bare, 50)).toFixed(2)} ms per step`,
+  );
   console.log(
     `added latency per step:  p50 ${(percentile(remote, 50) - percentile(local, 50)).toFixed(2)} ms, p95 ${(percentile(remote, 95) - percentile(local, 95)).toFixed(2)} ms`,
   );
