@@ -66,6 +66,13 @@ export function runWorker(opts: {
           `Worker polling task queue "${opts.config.taskQueue}" on ${opts.target.connectionOptions.address} ` +
             `(namespace ${opts.target.namespace}); Ctrl-C to stop`,
         );
+        const t = opts.config.tracing;
+        if (t.exporter !== 'off') {
+          console.error(
+            `Tracing on: spans of service "${t.serviceName}" go to ` +
+              (t.exporter === 'console' ? 'stdout' : (t.endpoint ?? 'http://localhost:4318/v1/traces')),
+          );
+        }
       }
       await worker.run();
     } finally {

@@ -161,6 +161,17 @@ export function createWorkerTracing(
     // W3C trace context carries the workflow's span to its activities through Temporal headers;
     // the context manager lets the agent's span see Temporal's activity span as its parent.
     otel.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    // Export problems (collector down, bad endpoint) are reported, not silent; runs are unaffected.
+    otel.diag.setLogger(
+      {
+        error: (msg, ...args) => console.error(`tracing: ${msg}`, ...args.map(describe)),
+        warn: (msg, ...args) => console.error(`tracing: ${msg}`, ...args.map(describe)),
+        info: () => undefined,
+        debug: () => undefined,
+        verbose: () => undefined,
+      },
+      otel.DiagLogLevel.WARN,
+    );
     otel.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     contextManagerInstalled = true;
   }
@@ -179,8 +190,18 @@ export function createWorkerTracing(
     ],
     workflowModules: [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')],
     sinks: { exporter: makeWorkflowExporter(processor, resource) },
-    shutdown: () => provider.shutdown(),
+    async shutdown() {
+      // Spans that cannot be flushed are reported; they never fail the worker's shutdown.
+      await provider.shutdown().catch((err: unknown) => {
+        console.error(`tracing: spans not exported at shutdown: ${describe(err)}`);
+      });
+    },
   };
+}
+
+function describe(arg: unknown): string {
+  if (arg instanceof Error) return arg.message;
+  return typeof arg === 'string' ? arg : JSON.stringify(arg);
 }
 
 function exporterFor(cfg: TracingConfig): SpanExporter {

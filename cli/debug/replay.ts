@@ -250,7 +250,7 @@ export async function* replayMany(
     }
     yield queue.shift() as ReplayOutcome;
   }
-  if (failure) throw failure;
+  if (failure) throw failure instanceof Error ? failure : new Error(JSON.stringify(failure));
 }
 
 /** One line for a replay outcome. */

@@ -19,7 +19,7 @@ import { createWorkerTracing, SPAN_ATTR } from '../../workers/tracing';
 import { createAgentWorker, WORKFLOWS_PATH } from '../../workers/worker';
 import type { DevServerFixture } from '../support/dev-server';
 import { startDevServerFixture } from '../support/dev-server';
-import { runCli, startWorkerProcess } from '../support/processes';
+import { freePort, runCli, startWorkerProcess } from '../support/processes';
 import { answerTurn, callTurn } from '../support/scripts';
 import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../support/temporal';
 
@@ -275,6 +275,9 @@ describe('OTLP export from a worker process', () => {
         env,
       );
       expect(run.code).toBe(0);
+      expect(worker.stderr.join('')).toContain(
+        `Tracing on: spans of service "agents-under-test" go to ${receiver.url}/v1/traces`,
+      );
       // Spans are batched; stopping the worker flushes them.
       worker.child.kill('SIGTERM');
       expect(await worker.exited).toBe(0);
@@ -289,6 +292,43 @@ describe('OTLP export from a worker process', () => {
     } finally {
       if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
       await receiver.close();
+    }
+  }, 180_000);
+});
+
+describe('a collector that is down', () => {
+  let fx: DevServerFixture;
+  beforeAll(async () => {
+    fx = await startDevServerFixture();
+  }, 120_000);
+  afterAll(async () => {
+    await fx?.stop();
+  });
+
+  test('runs still finish and the worker says spans could not be exported', async () => {
+    const taskQueue = uid('tq');
+    const env = {
+      TEMPORAL_ADDRESS: fx.address,
+      DURABLE_AGENT_TASK_QUEUE: taskQueue,
+      DURABLE_AGENT_TRACING: 'otlp',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${await freePort()}/v1/traces`,
+    };
+    const worker = await startWorkerProcess(env);
+    try {
+      const run = await runCli(
+        ['run', '--json', '--model', 'scripted:demo', '--tools', 'get_time,calculator,notify_user', 'budget'],
+        env,
+      );
+      expect(run.code).toBe(0);
+      expect(JSON.parse(run.stdout)).toMatchObject({
+        outcome: 'completed',
+        result: { stopReason: 'final_answer' },
+      });
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited).toBe(0);
+      expect(worker.stderr.join('')).toMatch(/tracing: .*(ECONNREFUSED|export)/i);
+    } finally {
+      if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
     }
   }, 180_000);
 });
