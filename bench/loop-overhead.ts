@@ -7,10 +7,7 @@
  *
  *   npx tsx bench/loop-overhead.ts [steps=50] [runs=3]
  */
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import { replayBundle } from '../cli/debug/replay';
 import { createScriptedProvider } from '../activities/model/scripted';
 import { calculator } from '../activities/utility/calculator';
 import type { AgentInput, AgentResult } from '../shared/agent';
@@ -21,6 +18,7 @@ import { CalculatorArgs } from '../shared/tools/calculator';
 import type { DevServerFixture } from '../tests/support/dev-server';
 import { startDevServerFixture, withDevWorker } from '../tests/support/dev-server';
 import { uid } from '../tests/support/temporal';
+import { floorBundle, withFloorWorker } from './fixtures/floor';
 import { summary, percentile } from './stats';
 
 const STEPS = Number(process.argv[2] ?? 50);
@@ -58,31 +56,18 @@ async function inProcess(turns: ScriptedTurn[]): Promise<number[]> {
 
 /** (c) Wall-clock per step of a bare two-activity workflow on the same server. */
 async function floor(fx: DevServerFixture): Promise<number[]> {
-  const bundle = await replayBundle(path.join(__dirname, 'fixtures', 'floor-workflow.ts'));
-  const connection = await NativeConnection.connect({ address: fx.address });
-  const taskQueue = uid('floor');
-  const worker = await Worker.create({
-    connection,
-    taskQueue,
-    workflowBundle: bundle,
-    activities: { first: async (x: number) => x + 1, second: async (x: number) => x * 2 },
-  });
   const perStep: number[] = [];
-  try {
-    await worker.runUntil(async () => {
-      for (let r = 0; r <= RUNS; r++) {
-        const t0 = performance.now();
-        await fx.client.workflow.execute('floorWorkflow', {
-          taskQueue,
-          workflowId: uid('floor'),
-          args: [STEPS],
-        });
-        if (r > 0) perStep.push((performance.now() - t0) / STEPS);
-      }
-    });
-  } finally {
-    await connection.close();
-  }
+  await withFloorWorker(fx, await floorBundle(), async (taskQueue) => {
+    for (let r = 0; r <= RUNS; r++) {
+      const t0 = performance.now();
+      await fx.client.workflow.execute('floorWorkflow', {
+        taskQueue,
+        workflowId: uid('floor'),
+        args: [STEPS],
+      });
+      if (r > 0) perStep.push((performance.now() - t0) / STEPS);
+    }
+  });
   return perStep;
 }
 

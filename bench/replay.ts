@@ -11,10 +11,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { NativeConnection, Worker } from '@temporalio/worker';
+import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import type { History } from '../cli/debug/history';
 import { historyJson } from '../cli/debug/history';
 import { replayBundle, replayMany } from '../cli/debug/replay';
+import { floorBundle, withFloorWorker } from './fixtures/floor';
 import type { AgentInput, AgentResult } from '../shared/agent';
 import type { DevServerFixture } from '../tests/support/dev-server';
 import { startDevServerFixture, withDevWorker } from '../tests/support/dev-server';
@@ -58,35 +59,23 @@ async function recordAgentRun(fx: DevServerFixture): Promise<History[]> {
 }
 
 /** The same shape without the agent: STEPS/CAN_AFTER runs of CAN_AFTER steps, two activities each. */
-async function recordFloor(fx: DevServerFixture, bundle: Awaited<ReturnType<typeof replayBundle>>) {
-  const connection = await NativeConnection.connect({ address: fx.address });
-  const taskQueue = uid('floor');
-  const worker = await Worker.create({
-    connection,
-    taskQueue,
-    workflowBundle: bundle,
-    activities: { first: async (x: number) => x + 1, second: async (x: number) => x * 2 },
-  });
-  try {
-    return await worker.runUntil(
-      Promise.all(
-        Array.from({ length: Math.ceil(STEPS / CAN_AFTER) }, async () => {
-          const handle = await fx.client.workflow.start('floorWorkflow', {
-            taskQueue,
-            workflowId: uid('floor'),
-            args: [CAN_AFTER],
-          });
-          await handle.result();
-          return handle.fetchHistory();
-        }),
-      ),
-    );
-  } finally {
-    await connection.close();
-  }
+function recordFloor(fx: DevServerFixture, bundle: WorkflowBundleWithSourceMap): Promise<History[]> {
+  return withFloorWorker(fx, bundle, (taskQueue) =>
+    Promise.all(
+      Array.from({ length: Math.ceil(STEPS / CAN_AFTER) }, async () => {
+        const handle = await fx.client.workflow.start('floorWorkflow', {
+          taskQueue,
+          workflowId: uid('floor'),
+          args: [CAN_AFTER],
+        });
+        await handle.result();
+        return handle.fetchHistory();
+      }),
+    ),
+  );
 }
 
-async function timeReplay(bundle: Awaited<ReturnType<typeof replayBundle>>, histories: History[]) {
+async function timeReplay(bundle: WorkflowBundleWithSourceMap, histories: History[]) {
   const batch = histories.map((history, i) => ({ history, workflowId: `h${i}` }));
   const t = performance.now();
   for await (const outcome of replayMany(bundle, batch, LANES)) {
@@ -97,13 +86,13 @@ async function timeReplay(bundle: Awaited<ReturnType<typeof replayBundle>>, hist
 
 async function main() {
   const fx = await startDevServerFixture();
-  const floorBundle = await replayBundle(path.join(__dirname, 'fixtures', 'floor-workflow.ts'));
+  const bareBundle = await floorBundle();
   const t0 = performance.now();
   let agent: History[];
   let floor: History[];
   try {
     agent = await recordAgentRun(fx);
-    floor = await recordFloor(fx, floorBundle);
+    floor = await recordFloor(fx, bareBundle);
   } finally {
     await fx.stop();
   }
@@ -113,7 +102,7 @@ async function main() {
   const bytes = agent.reduce((n, h) => n + historyJson(h).length, 0);
   await timeReplay(bundle, agent.slice(0, 1)); // warm-up: first worker thread and bundle load
   const agentMs = await timeReplay(bundle, agent);
-  const floorMs = await timeReplay(floorBundle, floor);
+  const floorMs = await timeReplay(bareBundle, floor);
   console.log(
     `Recorded a ${STEPS}-step run (and the floor) in ${(recordMs / 1000).toFixed(1)} s: ${agent.length} histories (continue-as-new every ${CAN_AFTER} steps), ${events} events, ${(bytes / 1e6).toFixed(1)} MB of JSON`,
   );

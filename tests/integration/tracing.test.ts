@@ -294,18 +294,8 @@ describe('OTLP export from a worker process', () => {
       await receiver.close();
     }
   }, 180_000);
-});
 
-describe('a collector that is down', () => {
-  let fx: DevServerFixture;
-  beforeAll(async () => {
-    fx = await startDevServerFixture();
-  }, 120_000);
-  afterAll(async () => {
-    await fx?.stop();
-  });
-
-  test('runs still finish and the worker says spans could not be exported', async () => {
+  test('with the collector down, runs still finish and the worker says spans could not be exported', async () => {
     const taskQueue = uid('tq');
     const env = {
       TEMPORAL_ADDRESS: fx.address,
