@@ -21,7 +21,7 @@ export const WORKER_ENV = {
   OPENAI_BASE_URL: 'OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server, …)',
   ANTHROPIC_API_KEY: 'Key for the anthropic provider',
   ANTHROPIC_BASE_URL: 'Anthropic Messages API endpoint',
-  DURABLE_AGENT_TRACING: 'OpenTelemetry tracing: off (default) | otlp | console',
+  DURABLE_AGENT_TRACING: 'OpenTelemetry tracing: off (default) | otlp | console (JSON lines on stderr)',
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'OTLP/HTTP traces URL, e.g. http://127.0.0.1:4318/v1/traces',
   OTEL_EXPORTER_OTLP_ENDPOINT: 'OTLP/HTTP base URL; `/v1/traces` is appended',
   OTEL_SERVICE_NAME: 'service.name on every span (default durable-agent-worker)',

@@ -70,7 +70,9 @@ export function runWorker(opts: {
         if (t.exporter !== 'off') {
           console.error(
             `Tracing on: spans of service "${t.serviceName}" go to ` +
-              (t.exporter === 'console' ? 'stdout' : (t.endpoint ?? 'http://localhost:4318/v1/traces')),
+              (t.exporter === 'console'
+                ? 'stderr, one JSON line each'
+                : (t.endpoint ?? 'http://localhost:4318/v1/traces')),
           );
         }
       }

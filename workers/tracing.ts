@@ -1,10 +1,11 @@
 import * as otel from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import type { ExportResult } from '@opentelemetry/core';
+import { ExportResultCode, hrTimeToMilliseconds, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { Resource } from '@opentelemetry/resources';
-import type { SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { BasicTracerProvider, BatchSpanProcessor, ConsoleSpanExporter } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, SpanExporter, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { Context } from '@temporalio/activity';
 import type { OpenTelemetryWorkflowExporter } from '@temporalio/interceptors-opentelemetry';
 import {
@@ -204,7 +205,37 @@ function describe(arg: unknown): string {
   return typeof arg === 'string' ? arg : JSON.stringify(arg);
 }
 
+/**
+ * The `console` exporter: one JSON line per span on stderr, so stdout stays JSON log lines and
+ * either stream can be piped to a tool.
+ */
+export class JsonLinesSpanExporter implements SpanExporter {
+  constructor(private readonly write: (line: string) => void = (l) => process.stderr.write(l)) {}
+
+  export(spans: ReadableSpan[], done: (result: ExportResult) => void): void {
+    for (const s of spans) {
+      const ctx = s.spanContext();
+      const line = {
+        span: s.name,
+        traceId: ctx.traceId,
+        spanId: ctx.spanId,
+        parentSpanId: s.parentSpanId,
+        start: new Date(hrTimeToMilliseconds(s.startTime)).toISOString(),
+        durationMs: Math.round(hrTimeToMilliseconds(s.duration) * 100) / 100,
+        status: s.status.code === otel.SpanStatusCode.ERROR ? 'error' : 'ok',
+        attributes: s.attributes,
+      };
+      this.write(`${JSON.stringify(line)}\n`);
+    }
+    done({ code: ExportResultCode.SUCCESS });
+  }
+
+  shutdown(): Promise<void> {
+    return Promise.resolve();
+  }
+}
+
 function exporterFor(cfg: TracingConfig): SpanExporter {
-  if (cfg.exporter === 'console') return new ConsoleSpanExporter();
+  if (cfg.exporter === 'console') return new JsonLinesSpanExporter();
   return new OTLPTraceExporter(cfg.endpoint ? { url: cfg.endpoint } : {});
 }

@@ -15,7 +15,7 @@ import { replayHistory } from '../../cli/debug/replay';
 import type { AgentResult } from '../../shared/agent';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { ConfigError, loadWorkerConfig } from '../../workers/config';
-import { createWorkerTracing, SPAN_ATTR } from '../../workers/tracing';
+import { createWorkerTracing, JsonLinesSpanExporter, SPAN_ATTR } from '../../workers/tracing';
 import { createAgentWorker, WORKFLOWS_PATH } from '../../workers/worker';
 import type { DevServerFixture } from '../support/dev-server';
 import { startDevServerFixture } from '../support/dev-server';
@@ -196,6 +196,23 @@ describe('spans of a run (time-skipping server, in-memory exporter)', () => {
     const everything = JSON.stringify(spans.map((s) => [s.name, s.attributes, s.events, s.status]));
     expect(everything).not.toContain(secret);
     expect(everything).not.toContain('trace me');
+
+    // The console exporter writes the same spans as one JSON line each.
+    const lines: string[] = [];
+    new JsonLinesSpanExporter((l) => lines.push(l)).export(chat, (r) => expect(r.code).toBe(0));
+    const parsed = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines.every((l) => l.endsWith('\n') && !l.slice(0, -1).includes('\n'))).toBe(true);
+    expect(parsed.map((p) => [p.span, (p.attributes as Record<string, unknown>)[SPAN_ATTR.step]])).toEqual([
+      ['chat inline', 1],
+      ['chat inline', 2],
+      ['chat inline', 3],
+    ]);
+    expect(parsed[0]).toMatchObject({
+      traceId: chat[0]?.spanContext().traceId,
+      parentSpanId: chat[0]?.parentSpanId,
+      status: 'ok',
+      durationMs: expect.any(Number),
+    });
 
     // A traced run replays with the untraced code, and the other way round: tracing adds no command.
     const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
