@@ -11,7 +11,7 @@ import { formatZodIssues } from '../shared/tools/define';
 import { TOOL_NAMES } from '../shared/tools/registry';
 import { loadWorkerConfig } from '../workers/config';
 import { connectClient, temporalTarget } from '../workers/connect';
-import { installJsonLogging, runWorker } from '../workers/run';
+import { installLogging, runWorker } from '../workers/run';
 import { devServerStatus, startDevServer, stopDevServer } from './dev-server';
 import { registerDebugCommands } from './debug/commands';
 import { registerKbCommands } from './kb';
@@ -259,7 +259,7 @@ program
     const s = await startDevServer({});
     console.log(`Temporal dev server at ${s.address}${s.uiUrl ? `, Web UI ${s.uiUrl}` : ''}`);
     const config = loadWorkerConfig();
-    installJsonLogging('WARN');
+    installLogging('WARN', config.logFormat);
     const worker = runWorker({ config, target: target(), installSignalHandlers: false });
     const client = await connectClient(target());
     try {

@@ -16,6 +16,8 @@ export const WORKER_ENV = {
   DURABLE_AGENT_TASK_QUEUE: 'Task queue to poll',
   DURABLE_AGENT_SCRIPTS_DIR: 'Folder of scripted-model files (`<name>.json`)',
   DURABLE_AGENT_LOG_LEVEL: 'TRACE | DEBUG | INFO | WARN | ERROR',
+  DURABLE_AGENT_LOG_FORMAT:
+    'text (default: Temporal’s own lines on stderr) | json (one object per line on stdout)',
   DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES: 'Activities one worker runs at once',
   OPENAI_API_KEY: 'Key for the openai provider',
   OPENAI_BASE_URL: 'OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server, …)',
@@ -42,6 +44,7 @@ const EnvSchema = z.object({
     .min(1)
     .default(path.join(PROJECT_ROOT, 'examples', 'scripts')),
   DURABLE_AGENT_LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
+  DURABLE_AGENT_LOG_FORMAT: z.enum(['text', 'json'], { message: 'must be text or json' }).default('text'),
   DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(100),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: z.url({ message: 'must be a URL such as http://127.0.0.1:11434/v1' }).optional(),
@@ -70,6 +73,7 @@ export interface WorkerConfig {
   taskQueue: string;
   scriptsDir: string;
   logLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  logFormat: 'text' | 'json';
   maxConcurrentActivities: number;
   models: {
     openai: { apiKey?: string; baseUrl: string; baseUrlConfigured: boolean };
@@ -157,6 +161,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     taskQueue: e.DURABLE_AGENT_TASK_QUEUE,
     scriptsDir: path.resolve(e.DURABLE_AGENT_SCRIPTS_DIR),
     logLevel: e.DURABLE_AGENT_LOG_LEVEL,
+    logFormat: e.DURABLE_AGENT_LOG_FORMAT,
     maxConcurrentActivities: e.DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES,
     tracing: {
       exporter: e.DURABLE_AGENT_TRACING,

@@ -17,21 +17,25 @@ export interface RunningWorker {
 let runtimeInstalled = false;
 
 /**
- * Routes Temporal's logs to stdout as one JSON object per line (easy for log shippers and tests).
+ * Routes Temporal's logs (the worker's and the activities') through one logger: Temporal's own
+ * text lines on stderr, or with `json` one object per line on stdout (for log shippers and tests).
  * Takes effect once per process, before the first connection.
  */
-export function installJsonLogging(level: WorkerConfig['logLevel']): void {
+export function installLogging(level: WorkerConfig['logLevel'], format: WorkerConfig['logFormat']): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
-  const logger = new DefaultLogger(level, (entry: LogEntry) => {
-    const line = {
-      time: new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString(),
-      level: entry.level,
-      msg: entry.message,
-      ...entry.meta,
-    };
-    process.stdout.write(`${JSON.stringify(line)}\n`);
-  });
+  const logger =
+    format === 'text'
+      ? new DefaultLogger(level)
+      : new DefaultLogger(level, (entry: LogEntry) => {
+          const line = {
+            time: new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString(),
+            level: entry.level,
+            msg: entry.message,
+            ...entry.meta,
+          };
+          process.stdout.write(`${JSON.stringify(line)}\n`);
+        });
   Runtime.install({ logger });
 }
 
@@ -44,7 +48,7 @@ export function runWorker(opts: {
   target: TemporalTarget;
   installSignalHandlers?: boolean;
 }): RunningWorker {
-  if (opts.installSignalHandlers !== false) installJsonLogging(opts.config.logLevel);
+  if (opts.installSignalHandlers !== false) installLogging(opts.config.logLevel, opts.config.logFormat);
   let stopRequested = false;
   let shutdown: (() => void) | undefined;
   const done = (async () => {

@@ -20,9 +20,8 @@ import type {
   InjectedSinks,
   Next,
 } from '@temporalio/worker';
-import type { CallModelInput, CallModelOutput } from '../shared/model';
-import type { ToolActivityInput, ToolResult } from '../shared/tools/define';
-import { findTool } from '../shared/tools/registry';
+import type { CallEnd } from './agent-calls';
+import { agentCallOf, callEnded, callFailed } from './agent-calls';
 import type { TracingConfig, WorkerConfig } from './config';
 
 /** The tracer name on every span this project creates. */
@@ -49,12 +48,6 @@ export const SPAN_ATTR = {
 } as const;
 
 /**
- * How an attempt ended: `ok`; `tool_error` (the tool answered with an error the model reads);
- * `failed` (the attempt threw: retried or failed per the activity's policy); `cancelled`.
- */
-export type SpanOutcome = 'ok' | 'tool_error' | 'failed' | 'cancelled';
-
-/**
  * Adds one span per model call (`chat <model>`) and per tool call (`execute_tool <tool>`) inside
  * the activity attempt, with step, token usage and outcome. Arguments, prompts and results are
  * never recorded: they may hold user data or secrets.
@@ -66,68 +59,31 @@ export class AgentSpanInterceptor implements ActivityInboundCallsInterceptor {
     input: ActivityExecuteInput,
     next: Next<ActivityInboundCallsInterceptor, 'execute'>,
   ): Promise<unknown> {
-    const info = Context.current().info;
-    const type = info.activityType;
-    const common: otel.Attributes = {
-      [SPAN_ATTR.workflowId]: info.workflowExecution?.workflowId,
-      [SPAN_ATTR.runId]: info.workflowExecution?.runId,
-      [SPAN_ATTR.attempt]: info.attempt,
-    };
-    if (type === 'callModel') {
-      const arg = input.args[0] as CallModelInput | undefined;
-      const model = arg?.model;
-      const modelName = !model ? 'unknown' : 'model' in model ? model.model : (model.script ?? 'inline');
-      return this.span(`chat ${modelName}`, next, input, {
-        ...common,
-        [SPAN_ATTR.operation]: 'chat',
-        [SPAN_ATTR.provider]: model?.provider,
-        [SPAN_ATTR.requestModel]: modelName,
-        [SPAN_ATTR.step]: arg?.step,
-      });
-    }
-    const tool = findTool(type);
-    if (!tool) return next(input);
-    const arg = input.args[0] as ToolActivityInput<unknown> | undefined;
-    return this.span(`execute_tool ${type}`, next, input, {
-      ...common,
-      [SPAN_ATTR.operation]: 'execute_tool',
-      [SPAN_ATTR.toolName]: type,
-      [SPAN_ATTR.toolCategory]: tool.category,
-      [SPAN_ATTR.toolCallId]: arg?.toolCallId,
-      [SPAN_ATTR.step]: arg?.step,
+    const ctx = Context.current();
+    const call = agentCallOf(ctx.info.activityType, input.args);
+    if (!call) return next(input);
+    const attributes = defined({
+      [SPAN_ATTR.workflowId]: ctx.info.workflowExecution?.workflowId,
+      [SPAN_ATTR.runId]: ctx.info.workflowExecution?.runId,
+      [SPAN_ATTR.attempt]: ctx.info.attempt,
+      [SPAN_ATTR.operation]: call.operation,
+      [SPAN_ATTR.step]: call.step,
+      ...(call.operation === 'chat'
+        ? { [SPAN_ATTR.provider]: call.provider, [SPAN_ATTR.requestModel]: call.name }
+        : {
+            [SPAN_ATTR.toolName]: call.name,
+            [SPAN_ATTR.toolCategory]: call.category,
+            [SPAN_ATTR.toolCallId]: call.toolCallId,
+          }),
     });
-  }
-
-  private span(
-    name: string,
-    next: Next<ActivityInboundCallsInterceptor, 'execute'>,
-    input: ActivityExecuteInput,
-    attributes: otel.Attributes,
-  ): Promise<unknown> {
+    const name = `${call.operation} ${call.name}`;
     return this.tracer.startActiveSpan(name, { kind: otel.SpanKind.INTERNAL, attributes }, async (span) => {
       try {
         const result = await next(input);
-        if (attributes[SPAN_ATTR.operation] === 'chat') {
-          const out = result as CallModelOutput;
-          span.setAttributes({
-            [SPAN_ATTR.inputTokens]: out.usage.inputTokens,
-            [SPAN_ATTR.outputTokens]: out.usage.outputTokens,
-            [SPAN_ATTR.toolCalls]: out.toolCalls.length,
-            ...(out.finishReason ? { [SPAN_ATTR.finishReasons]: [out.finishReason] } : {}),
-          });
-          span.setAttribute(SPAN_ATTR.outcome, 'ok' satisfies SpanOutcome);
-        } else {
-          const isError = (result as ToolResult | undefined)?.isError === true;
-          span.setAttribute(SPAN_ATTR.outcome, (isError ? 'tool_error' : 'ok') satisfies SpanOutcome);
-          if (isError) span.setAttribute(SPAN_ATTR.errorType, 'tool_error');
-        }
+        span.setAttributes(endAttributes(callEnded(call, result)));
         return result;
       } catch (err) {
-        const cancelled = Context.current().cancellationSignal.aborted;
-        span.setAttributes({
-          [SPAN_ATTR.outcome]: (cancelled ? 'cancelled' : 'failed') satisfies SpanOutcome,
-          [SPAN_ATTR.errorType]: (err as Error)?.name || 'Error',
-        });
+        span.setAttributes(endAttributes(callFailed(err, ctx.cancellationSignal.aborted)));
         span.setStatus({ code: otel.SpanStatusCode.ERROR, message: (err as Error)?.message });
         throw err;
       } finally {
@@ -135,6 +91,22 @@ export class AgentSpanInterceptor implements ActivityInboundCallsInterceptor {
       }
     });
   }
+}
+
+/** Attributes without the unset ones (OpenTelemetry would keep them as empty values). */
+function defined(attrs: Record<string, otel.AttributeValue | undefined>): otel.Attributes {
+  return Object.fromEntries(Object.entries(attrs).filter(([, v]) => v !== undefined));
+}
+
+function endAttributes(end: CallEnd): otel.Attributes {
+  return defined({
+    [SPAN_ATTR.outcome]: end.outcome,
+    [SPAN_ATTR.inputTokens]: end.inputTokens,
+    [SPAN_ATTR.outputTokens]: end.outputTokens,
+    [SPAN_ATTR.toolCalls]: end.toolCalls,
+    [SPAN_ATTR.finishReasons]: end.finishReason ? [end.finishReason] : undefined,
+    [SPAN_ATTR.errorType]: end.errorType,
+  });
 }
 
 /** What a worker adds when tracing is on. */

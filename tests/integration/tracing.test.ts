@@ -266,7 +266,7 @@ async function startReceiver(): Promise<{
   };
 }
 
-describe('OTLP export from a worker process', () => {
+describe('a worker process: OTLP export and structured logs', () => {
   let fx: DevServerFixture;
   beforeAll(async () => {
     fx = await startDevServerFixture();
@@ -303,6 +303,22 @@ describe('OTLP export from a worker process', () => {
       expect(names).toEqual(expect.arrayContaining(['execute_tool calculator', 'execute_tool get_time']));
       expect(names).toEqual(expect.arrayContaining(['RunWorkflow:agentWorkflow', 'RunActivity:callModel']));
       expect(receiver.spans.every((s) => s.service === 'agents-under-test')).toBe(true);
+      // The JSON log lines carry the same facts per call.
+      const done = worker.lines.filter((l) => l.msg === 'activity completed');
+      expect(done.find((l) => l.activityType === 'callModel' && l.step === 1)).toMatchObject({
+        model: 'demo',
+        provider: 'scripted',
+        outcome: 'ok',
+        inputTokens: expect.any(Number),
+        outputTokens: expect.any(Number),
+        finishReason: 'tool_calls',
+      });
+      expect(done.find((l) => l.activityType === 'calculator')).toMatchObject({
+        tool: 'calculator',
+        toolCallId: expect.any(String),
+        step: expect.any(Number),
+        outcome: 'ok',
+      });
       const chat = receiver.spans.filter((s) => s.name === 'chat demo');
       expect(chat.map((s) => Number(s[SPAN_ATTR.step])).sort()).toEqual([1, 2, 3]);
       expect(chat.every((s) => Number(s[SPAN_ATTR.inputTokens]) > 0)).toBe(true);
@@ -312,13 +328,15 @@ describe('OTLP export from a worker process', () => {
     }
   }, 180_000);
 
-  test('with the collector down, runs still finish and the worker says spans could not be exported', async () => {
+  test('with the collector down, runs still finish and the worker says spans could not be exported (text logs)', async () => {
     const taskQueue = uid('tq');
     const env = {
       TEMPORAL_ADDRESS: fx.address,
       DURABLE_AGENT_TASK_QUEUE: taskQueue,
       DURABLE_AGENT_TRACING: 'otlp',
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${await freePort()}/v1/traces`,
+      // Structured (JSON) logs are off unless configured: Temporal's text lines on stderr.
+      DURABLE_AGENT_LOG_FORMAT: 'text',
     };
     const worker = await startWorkerProcess(env);
     try {
@@ -334,6 +352,8 @@ describe('OTLP export from a worker process', () => {
       worker.child.kill('SIGTERM');
       expect(await worker.exited).toBe(0);
       expect(worker.stderr.join('')).toMatch(/tracing: .*(ECONNREFUSED|export)/i);
+      expect(worker.lines).toEqual([]);
+      expect(worker.stderr.join('')).toMatch(/\[INFO\] activity completed .*tool: 'calculator'/s);
     } finally {
       if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
     }

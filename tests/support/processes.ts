@@ -26,7 +26,8 @@ export interface WorkerProcess {
 /** Starts `durable-agent worker` in a child process and resolves once it polls. */
 export async function startWorkerProcess(env: Record<string, string>): Promise<WorkerProcess> {
   const child = spawn(CLI[0] as string, [CLI[1] as string, 'worker'], {
-    env: { ...process.env, ...env },
+    // JSON log lines on stdout, so tests can read them (callers may ask for text).
+    env: { ...process.env, DURABLE_AGENT_LOG_FORMAT: 'json', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: Record<string, unknown>[] = [];
@@ -47,7 +48,10 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
   child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const deadline = Date.now() + 60_000;
-  while (!lines.some((l) => l.msg === 'Worker state changed' && l.state === 'RUNNING')) {
+  const running = () =>
+    lines.some((l) => l.msg === 'Worker state changed' && l.state === 'RUNNING') ||
+    /Worker state changed .*state: 'RUNNING'/s.test(stderr.join(''));
+  while (!running()) {
     if (child.exitCode !== null) throw new Error(`worker exited: ${stderr.join('')}`);
     if (Date.now() > deadline) throw new Error(`worker did not start: ${stderr.join('')}`);
     await new Promise((r) => setTimeout(r, 100));

@@ -7,6 +7,8 @@ test('defaults need no environment at all', () => {
   const c = loadWorkerConfig({});
   expect(c.taskQueue).toBe('durable-agent');
   expect(c.logLevel).toBe('INFO');
+  expect(c.logFormat).toBe('text');
+  expect(c.tracing.exporter).toBe('off');
   expect(c.models.openai).toMatchObject({ baseUrl: 'https://api.openai.com/v1', baseUrlConfigured: false });
   expect(c.models.openai.apiKey).toBeUndefined();
   expect(fs.existsSync(path.join(c.scriptsDir, 'demo.json'))).toBe(true);
@@ -16,6 +18,10 @@ test('a bad variable fails fast and names it', () => {
   expect(() => loadWorkerConfig({ DURABLE_AGENT_LOG_LEVEL: 'LOUD' })).toThrow(ConfigError);
   expect(() => loadWorkerConfig({ DURABLE_AGENT_LOG_LEVEL: 'LOUD' })).toThrow(/DURABLE_AGENT_LOG_LEVEL/);
   expect(() => loadWorkerConfig({ OPENAI_BASE_URL: 'not a url' })).toThrow(/OPENAI_BASE_URL: must be a URL/);
+  expect(() => loadWorkerConfig({ DURABLE_AGENT_LOG_FORMAT: 'xml' })).toThrow(
+    /DURABLE_AGENT_LOG_FORMAT: must be text or json/,
+  );
+  expect(loadWorkerConfig({ DURABLE_AGENT_LOG_FORMAT: 'json' }).logFormat).toBe('json');
   expect(() => loadWorkerConfig({ DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES: '0' })).toThrow(
     /DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES/,
   );
