@@ -275,36 +275,50 @@ describe('a worker process: OTLP export and structured logs', () => {
     await fx?.stop();
   });
 
-  test('DURABLE_AGENT_TRACING=otlp sends the demo run’s model and tool spans to the endpoint', async () => {
-    const receiver = await startReceiver();
-    const taskQueue = uid('tq');
-    const env = {
-      TEMPORAL_ADDRESS: fx.address,
-      DURABLE_AGENT_TASK_QUEUE: taskQueue,
-      DURABLE_AGENT_TRACING: 'otlp',
-      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-      OTEL_SERVICE_NAME: 'agents-under-test',
-    };
-    const worker = await startWorkerProcess(env);
+  /** Runs the demo job on a worker process with `env`, then stops the worker (flushing spans). */
+  async function demoRun(env: Record<string, string>) {
+    const all = { TEMPORAL_ADDRESS: fx.address, DURABLE_AGENT_TASK_QUEUE: uid('tq'), ...env };
+    const worker = await startWorkerProcess(all);
     try {
       const run = await runCli(
         ['run', '--json', '--model', 'scripted:demo', '--tools', 'get_time,calculator,notify_user', 'budget'],
-        env,
+        all,
       );
       expect(run.code).toBe(0);
-      expect(worker.stderr.join('')).toContain(
-        `Tracing on: spans of service "agents-under-test" go to ${receiver.url}/v1/traces`,
-      );
-      // Spans are batched; stopping the worker flushes them.
+      expect(JSON.parse(run.stdout)).toMatchObject({
+        outcome: 'completed',
+        result: { stopReason: 'final_answer' },
+      });
       worker.child.kill('SIGTERM');
       expect(await worker.exited).toBe(0);
+      return { stdoutLines: worker.lines, stderr: worker.stderr.join('') };
+    } finally {
+      if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
+    }
+  }
+
+  test('DURABLE_AGENT_TRACING=otlp sends the demo run’s model and tool spans to the endpoint', async () => {
+    const receiver = await startReceiver();
+    try {
+      const { stdoutLines, stderr } = await demoRun({
+        DURABLE_AGENT_TRACING: 'otlp',
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_SERVICE_NAME: 'agents-under-test',
+      });
+      expect(stderr).toContain(
+        `Tracing on: spans of service "agents-under-test" go to ${receiver.url}/v1/traces`,
+      );
       const names = receiver.spans.map((s) => s.name);
       expect(names.filter((n) => n === 'chat demo')).toHaveLength(3);
       expect(names).toEqual(expect.arrayContaining(['execute_tool calculator', 'execute_tool get_time']));
       expect(names).toEqual(expect.arrayContaining(['RunWorkflow:agentWorkflow', 'RunActivity:callModel']));
       expect(receiver.spans.every((s) => s.service === 'agents-under-test')).toBe(true);
-      // The JSON log lines carry the same facts per call.
-      const done = worker.lines.filter((l) => l.msg === 'activity completed');
+      const chat = receiver.spans.filter((s) => s.name === 'chat demo');
+      expect(chat.map((s) => Number(s[SPAN_ATTR.step])).sort()).toEqual([1, 2, 3]);
+      expect(chat.every((s) => Number(s[SPAN_ATTR.inputTokens]) > 0)).toBe(true);
+
+      // The JSON log lines (the test helper asks for json) carry the same facts per call.
+      const done = stdoutLines.filter((l) => l.msg === 'activity completed');
       expect(done.find((l) => l.activityType === 'callModel' && l.step === 1)).toMatchObject({
         model: 'demo',
         provider: 'scripted',
@@ -319,43 +333,20 @@ describe('a worker process: OTLP export and structured logs', () => {
         step: expect.any(Number),
         outcome: 'ok',
       });
-      const chat = receiver.spans.filter((s) => s.name === 'chat demo');
-      expect(chat.map((s) => Number(s[SPAN_ATTR.step])).sort()).toEqual([1, 2, 3]);
-      expect(chat.every((s) => Number(s[SPAN_ATTR.inputTokens]) > 0)).toBe(true);
     } finally {
-      if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
       await receiver.close();
     }
   }, 180_000);
 
   test('with the collector down, runs still finish and the worker says spans could not be exported (text logs)', async () => {
-    const taskQueue = uid('tq');
-    const env = {
-      TEMPORAL_ADDRESS: fx.address,
-      DURABLE_AGENT_TASK_QUEUE: taskQueue,
+    const { stdoutLines, stderr } = await demoRun({
       DURABLE_AGENT_TRACING: 'otlp',
       OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `http://127.0.0.1:${await freePort()}/v1/traces`,
       // Structured (JSON) logs are off unless configured: Temporal's text lines on stderr.
       DURABLE_AGENT_LOG_FORMAT: 'text',
-    };
-    const worker = await startWorkerProcess(env);
-    try {
-      const run = await runCli(
-        ['run', '--json', '--model', 'scripted:demo', '--tools', 'get_time,calculator,notify_user', 'budget'],
-        env,
-      );
-      expect(run.code).toBe(0);
-      expect(JSON.parse(run.stdout)).toMatchObject({
-        outcome: 'completed',
-        result: { stopReason: 'final_answer' },
-      });
-      worker.child.kill('SIGTERM');
-      expect(await worker.exited).toBe(0);
-      expect(worker.stderr.join('')).toMatch(/tracing: .*(ECONNREFUSED|export)/i);
-      expect(worker.lines).toEqual([]);
-      expect(worker.stderr.join('')).toMatch(/\[INFO\] activity completed .*tool: 'calculator'/s);
-    } finally {
-      if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
-    }
+    });
+    expect(stderr).toMatch(/tracing: .*(ECONNREFUSED|export)/i);
+    expect(stdoutLines).toEqual([]);
+    expect(stderr).toMatch(/\[INFO\] activity completed .*tool: 'calculator'/s);
   }, 180_000);
 });
