@@ -11,6 +11,7 @@ import { formatZodIssues } from '../shared/tools/define';
 import { TOOL_NAMES } from '../shared/tools/registry';
 import { loadWorkerConfig } from '../workers/config';
 import { connectClient, temporalTarget } from '../workers/connect';
+import { createTracing } from '../workers/tracing';
 import { installLogging, runWorker } from '../workers/run';
 import { devServerStatus, startDevServer, stopDevServer } from './dev-server';
 import { registerDebugCommands } from './debug/commands';
@@ -143,11 +144,14 @@ program
     if (task === undefined && !o.input)
       throw new Error('Give a task: durable-agent run "<task>" (or --input file.json)');
     const input = buildInput(task, o);
-    const client = await connectClient(target());
+    const config = loadWorkerConfig();
+    // With tracing on, the run's trace starts here (StartWorkflow), above the worker's spans.
+    const tracing = createTracing(config);
+    const client = await connectClient(target(), tracing?.clientInterceptors);
     try {
       const workflowId = o.id ?? `agent-${randomUUID()}`;
       const handle = await startAgentRun(client, input, {
-        taskQueue: o.taskQueue ?? loadWorkerConfig().taskQueue,
+        taskQueue: o.taskQueue ?? config.taskQueue,
         workflowId,
       });
       if (!o.wait) {
@@ -170,6 +174,7 @@ program
       process.exitCode = outcome.exitCode;
     } finally {
       await client.connection.close();
+      await tracing?.shutdown();
     }
   });
 

@@ -1,3 +1,4 @@
+import type { ClientInterceptors } from '@temporalio/client';
 import { Client, Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { NativeConnectionOptions } from '@temporalio/worker';
@@ -29,15 +30,18 @@ export function temporalTarget(overrides: { address?: string; namespace?: string
   return { connectionOptions, namespace: overrides.namespace ?? cfg.namespace ?? 'default' };
 }
 
-/** A client connection for CLIs and the API. The caller closes it. */
-export async function connectClient(target: TemporalTarget = temporalTarget()): Promise<Client> {
+/** A client connection for CLIs and the API (with tracing's interceptors when on). The caller closes it. */
+export async function connectClient(
+  target: TemporalTarget = temporalTarget(),
+  interceptors?: ClientInterceptors,
+): Promise<Client> {
   try {
     const connection = await Connection.connect({
       ...target.connectionOptions,
       connectTimeout: 5000,
       channelArgs: CLIENT_CHANNEL_ARGS,
     });
-    return new Client({ connection, namespace: target.namespace });
+    return new Client({ connection, namespace: target.namespace, ...(interceptors ? { interceptors } : {}) });
   } catch (err) {
     throw new Error(
       `Cannot reach Temporal at ${target.connectionOptions.address}: ${(err as Error).message}. ` +

@@ -12,7 +12,9 @@ import {
   makeWorkflowExporter,
   OpenTelemetryActivityInboundInterceptor,
   OpenTelemetryActivityOutboundInterceptor,
+  OpenTelemetryWorkflowClientInterceptor,
 } from '@temporalio/interceptors-opentelemetry';
+import type { ClientInterceptors } from '@temporalio/client';
 import type {
   ActivityExecuteInput,
   ActivityInboundCallsInterceptor,
@@ -109,8 +111,10 @@ function endAttributes(end: CallEnd): otel.Attributes {
   });
 }
 
-/** What a worker adds when tracing is on. */
-export interface WorkerTracing {
+/** What a worker, and a client that starts or signals runs, add when tracing is on. */
+export interface Tracing {
+  /** Client interceptors: starting a run begins its trace (`StartWorkflow:agentWorkflow`). */
+  clientInterceptors: ClientInterceptors;
   activityInterceptors: ActivityInterceptorsFactory[];
   workflowModules: string[];
   sinks: InjectedSinks<{ exporter: OpenTelemetryWorkflowExporter }>;
@@ -121,14 +125,14 @@ export interface WorkerTracing {
 let contextManagerInstalled = false;
 
 /**
- * Builds the worker's tracing from its configuration, or from a span processor (tests, embedders).
- * Returns undefined when tracing is off. Activity spans nest under Temporal's `RunActivity` span;
+ * Builds tracing from the configuration, or from a span processor (tests, embedders). Returns
+ * undefined when tracing is off. Activity spans nest under Temporal's `RunActivity` span;
  * workflow spans (`RunWorkflow`, `StartActivity`, …) go out through a sink, never during replay.
  */
-export function createWorkerTracing(
+export function createTracing(
   config: Pick<WorkerConfig, 'tracing'>,
   spanProcessor?: SpanProcessor,
-): WorkerTracing | undefined {
+): Tracing | undefined {
   if (!spanProcessor && config.tracing.exporter === 'off') return undefined;
   if (!contextManagerInstalled) {
     // W3C trace context carries the workflow's span to its activities through Temporal headers;
@@ -154,6 +158,7 @@ export function createWorkerTracing(
   provider.addSpanProcessor(processor);
   const tracer = provider.getTracer(TRACER_NAME);
   return {
+    clientInterceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor({ tracer })] },
     activityInterceptors: [
       (ctx) => ({
         inbound: new OpenTelemetryActivityInboundInterceptor(ctx, { tracer }),
@@ -164,7 +169,7 @@ export function createWorkerTracing(
     workflowModules: [require.resolve('@temporalio/interceptors-opentelemetry/lib/workflow-interceptors')],
     sinks: { exporter: makeWorkflowExporter(processor, resource) },
     async shutdown() {
-      // Spans that cannot be flushed are reported; they never fail the worker's shutdown.
+      // Spans that cannot be flushed are reported; they never fail a shutdown.
       await provider.shutdown().catch((err: unknown) => {
         console.error(`tracing: spans not exported at shutdown: ${describe(err)}`);
       });

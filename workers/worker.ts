@@ -4,7 +4,7 @@ import type { ActivityDeps } from '../activities';
 import { createActivities } from '../activities';
 import type { WorkerConfig } from './config';
 import { ActivityOutcomeLogger } from './interceptors';
-import type { WorkerTracing } from './tracing';
+import type { Tracing } from './tracing';
 
 /** What a worker needs. Tests pass a prebuilt bundle and swapped providers. */
 export interface AgentWorkerOptions {
@@ -20,10 +20,10 @@ export interface AgentWorkerOptions {
   activityOverrides?: Record<string, (...args: never[]) => Promise<unknown>>;
   taskQueue?: string;
   /**
-   * Tracing to install (see createWorkerTracing). A prebuilt bundle must then include its
+   * Tracing to install (see createTracing). A prebuilt bundle must then include its
    * workflowModules (bundleWorkflowCode's workflowInterceptorModules) for workflow spans.
    */
-  tracing?: WorkerTracing;
+  tracing?: Tracing;
 }
 
 /** Path of the workflows entry, resolvable from source (tsx, jest) and from dist/. */

@@ -15,7 +15,7 @@ import { replayHistory } from '../../cli/debug/replay';
 import type { AgentResult } from '../../shared/agent';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { ConfigError, loadWorkerConfig } from '../../workers/config';
-import { createWorkerTracing, JsonLinesSpanExporter, SPAN_ATTR } from '../../workers/tracing';
+import { createTracing, JsonLinesSpanExporter, SPAN_ATTR } from '../../workers/tracing';
 import { createAgentWorker, WORKFLOWS_PATH } from '../../workers/worker';
 import type { DevServerFixture } from '../support/dev-server';
 import { startDevServerFixture } from '../support/dev-server';
@@ -27,7 +27,7 @@ describe('configuration', () => {
   test('tracing is off by default and nothing is installed', () => {
     const config = loadWorkerConfig({});
     expect(config.tracing.exporter).toBe('off');
-    expect(createWorkerTracing(config)).toBeUndefined();
+    expect(createTracing(config)).toBeUndefined();
   });
 
   test('a bad exporter or endpoint is named', () => {
@@ -63,7 +63,7 @@ describe('configuration', () => {
 describe('spans of a run (time-skipping server, in-memory exporter)', () => {
   let env: TestWorkflowEnvironment;
   const exporter = new InMemorySpanExporter();
-  const tracing = createWorkerTracing(testConfig(), new SimpleSpanProcessor(exporter));
+  const tracing = createTracing(testConfig(), new SimpleSpanProcessor(exporter));
   let bundle: Awaited<ReturnType<typeof bundleWorkflowCode>>;
 
   beforeAll(async () => {
@@ -240,7 +240,13 @@ async function startReceiver(): Promise<{
           resourceSpans: {
             resource: { attributes: { key: string; value: { stringValue?: string } }[] };
             scopeSpans: {
-              spans: { name: string; attributes: { key: string; value: Record<string, unknown> }[] }[];
+              spans: {
+                name: string;
+                traceId: string;
+                spanId: string;
+                parentSpanId?: string;
+                attributes: { key: string; value: Record<string, unknown> }[];
+              }[];
             }[];
           }[];
         };
@@ -251,7 +257,14 @@ async function startReceiver(): Promise<{
               const attrs = Object.fromEntries(
                 s.attributes.map((a) => [a.key, Object.values(a.value)[0]] as [string, unknown]),
               );
-              spans.push({ name: s.name, service, ...attrs });
+              spans.push({
+                name: s.name,
+                service,
+                traceId: s.traceId,
+                spanId: s.spanId,
+                parentSpanId: s.parentSpanId,
+                ...attrs,
+              });
             }
         }
       }
@@ -313,6 +326,13 @@ describe('a worker process: OTLP export and structured logs', () => {
       expect(names).toEqual(expect.arrayContaining(['execute_tool calculator', 'execute_tool get_time']));
       expect(names).toEqual(expect.arrayContaining(['RunWorkflow:agentWorkflow', 'RunActivity:callModel']));
       expect(receiver.spans.every((s) => s.service === 'agents-under-test')).toBe(true);
+      // The CLI that started the run opened its trace: the workflow's span is a child of its start.
+      const start = receiver.spans.find((s) => s.name === 'StartWorkflow:agentWorkflow');
+      const runSpan = receiver.spans.find((s) => s.name === 'RunWorkflow:agentWorkflow');
+      expect(start?.spanId).toEqual(expect.any(String));
+      expect(runSpan?.parentSpanId).toBe(start?.spanId);
+      const agentSpans = receiver.spans.filter((s) => /^(chat|execute_tool) /.test(String(s.name)));
+      expect(new Set(agentSpans.map((s) => s.traceId))).toEqual(new Set([start?.traceId]));
       const chat = receiver.spans.filter((s) => s.name === 'chat demo');
       expect(chat.map((s) => Number(s[SPAN_ATTR.step])).sort()).toEqual([1, 2, 3]);
       expect(chat.every((s) => Number(s[SPAN_ATTR.inputTokens]) > 0)).toBe(true);
