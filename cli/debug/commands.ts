@@ -5,6 +5,7 @@ import { InvalidArgumentError } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { TemporalTarget } from '../../workers/connect';
 import { connectClient } from '../../workers/connect';
+import { createTracing } from '../../workers/tracing';
 import { loadWorkerConfig } from '../../workers/config';
 import { AGENT_WORKFLOW_TYPE } from '../../shared/agent';
 import { parseModelSpec } from '../model-spec';
@@ -191,11 +192,13 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
           ...(system !== undefined ? { system } : {}),
           ...(model ? { model } : {}),
         });
-        const client = await connectClient(target());
+        const config = loadWorkerConfig();
+        const tracing = createTracing(config);
+        const client = await connectClient(target(), tracing?.clientInterceptors);
         try {
           const workflowId = o.id ?? `fork-${randomUUID()}`;
           const handle = await client.workflow.start(AGENT_WORKFLOW_TYPE, {
-            taskQueue: loadWorkerConfig().taskQueue,
+            taskQueue: config.taskQueue,
             workflowId,
             args: [plan.input, plan.carried],
             memo: { forkedFrom: { ...plan.origin, workflowId: id } },
@@ -207,6 +210,7 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
           process.exitCode = outcome.exitCode;
         } finally {
           await client.connection.close();
+          await tracing?.shutdown();
         }
       },
     );
