@@ -11,11 +11,11 @@ import { KnowledgeBaseSearchArgs } from '../shared/tools/search';
 import type { KnowledgeBaseConfig } from '../activities/search/config';
 import { resolveProjectPath } from '../activities/search/config';
 import type { IndexProgress } from '../activities/search/kb/indexer';
-import { indexPath, seedIfEmpty } from '../activities/search/kb/indexer';
-import { LockBusyError } from '../activities/search/kb/lock';
-import { withKnowledgeBase } from '../activities/search/kb/pool';
 import type { KnowledgeBase } from '../activities/search/kb/store';
 import { loadWorkerConfig } from '../workers/config';
+import type * as KbPool from '../activities/search/kb/pool';
+import type * as KbLock from '../activities/search/kb/lock';
+import type * as KbIndexer from '../activities/search/kb/indexer';
 
 interface KbOpts {
   dataDir?: string;
@@ -38,6 +38,11 @@ async function withKb<T>(
   cfg: ReturnType<typeof kbConfig>,
   fn: (kb: KnowledgeBase) => Promise<T>,
 ): Promise<T> {
+  // The index code is loaded by the kb commands only, not by every CLI start.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+  const { withKnowledgeBase } = require('../activities/search/kb/pool') as typeof KbPool;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+  const { LockBusyError } = require('../activities/search/kb/lock') as typeof KbLock;
   try {
     return await withKnowledgeBase(
       cfg.dir,
@@ -80,6 +85,8 @@ function progressBar(stream: NodeJS.WriteStream): { update(p: IndexProgress): vo
 async function addAndReport(kb: KnowledgeBase, target: string, chunkChars: number): Promise<void> {
   const bar = progressBar(process.stderr);
   const started = Date.now();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+  const { indexPath } = require('../activities/search/kb/indexer') as typeof KbIndexer;
   const report = await indexPath(kb, target, { chunkChars, onProgress: (p) => bar.update(p) }).finally(() =>
     bar.done(),
   );
@@ -131,6 +138,8 @@ export function registerKbCommands(program: Command): void {
     const args = KnowledgeBaseSearchArgs.safeParse({ query, max_results: o.maxResults });
     if (!args.success) throw new Error(formatZodIssues(args.error));
     const cfg = kbConfig(o);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+    const { seedIfEmpty } = require('../activities/search/kb/indexer') as typeof KbIndexer;
     const hits = await withKb(cfg, async (k) => {
       await seedIfEmpty(k, cfg.seed.map(resolveProjectPath), async (root) => {
         console.error(`The knowledge base is empty; indexing ${root} first.`);

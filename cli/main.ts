@@ -11,8 +11,7 @@ import { formatZodIssues } from '../shared/tools/define';
 import { TOOL_NAMES } from '../shared/tools/registry';
 import { loadWorkerConfig } from '../workers/config';
 import { connectClient, temporalTarget } from '../workers/connect';
-import { createTracing } from '../workers/tracing';
-import { installLogging, runWorker } from '../workers/run';
+import { startTracing } from '../workers/start-tracing';
 import { devServerStatus, startDevServer, stopDevServer } from './dev-server';
 import { registerDebugCommands } from './debug/commands';
 import { registerKbCommands } from './kb';
@@ -20,6 +19,7 @@ import { parseModelSpec } from './model-spec';
 import { registerNotificationCommands } from './notifications';
 import { startAgentRun } from './start-run';
 import { watchRun } from './watch';
+import type * as WorkerRun from '../workers/run';
 
 const program = new Command();
 program
@@ -78,6 +78,9 @@ program
   .command('worker')
   .description('Run a worker: agent workflows, the model activity and every tool activity')
   .action(async () => {
+    // The worker (activities, bundler) is loaded only by the commands that run one.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+    const { runWorker } = require('../workers/run') as typeof WorkerRun;
     await runWorker({ config: loadWorkerConfig(), target: target() }).done;
   });
 
@@ -146,7 +149,7 @@ program
     const input = buildInput(task, o);
     const config = loadWorkerConfig();
     // With tracing on, the run's trace starts here (StartWorkflow), above the worker's spans.
-    const tracing = createTracing(config);
+    const tracing = startTracing(config);
     const client = await connectClient(target(), tracing?.clientInterceptors);
     try {
       const workflowId = o.id ?? `agent-${randomUUID()}`;
@@ -264,6 +267,8 @@ program
     const s = await startDevServer({});
     console.log(`Temporal dev server at ${s.address}${s.uiUrl ? `, Web UI ${s.uiUrl}` : ''}`);
     const config = loadWorkerConfig();
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+    const { installLogging, runWorker } = require('../workers/run') as typeof WorkerRun;
     installLogging('WARN', config.logFormat);
     const worker = runWorker({ config, target: target(), installSignalHandlers: false });
     const client = await connectClient(target());

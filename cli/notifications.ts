@@ -12,7 +12,6 @@ import type { NotificationHistory } from '../shared/notifications/state';
 import { loadWorkerConfig } from '../workers/config';
 import type { TemporalTarget } from '../workers/connect';
 import { connectClient } from '../workers/connect';
-import { loadApiConfig, startApiServer } from './api/server';
 import type { NotificationFeedEvent } from './notification-client';
 import {
   followNotifications,
@@ -23,6 +22,7 @@ import {
   sendMarkRead,
   sendNotification,
 } from './notification-client';
+import type * as ApiServer from './api/server';
 
 /** Widest message column of the table; longer messages are cut with an ellipsis. */
 const MESSAGE_WIDTH = 60;
@@ -280,6 +280,8 @@ export function registerNotificationCommands(program: Command, target: () => Tem
     .option('--host <address>', 'address to bind; anything but loopback needs a token', '127.0.0.1')
     .option('--port <port>', 'port (0 = any free port)', port, 8787)
     .action(async (o: { host: string; port: number }) => {
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+      const { loadApiConfig, startApiServer } = require('./api/server') as typeof ApiServer;
       // The token comes only from the environment: a command-line flag would show in `ps` and shell history.
       const config = loadApiConfig();
       const client = await connectClient(target());

@@ -1,8 +1,8 @@
 import type { ClientInterceptors } from '@temporalio/client';
 import { Client, Connection } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
-import type { NativeConnectionOptions } from '@temporalio/worker';
-import { NativeConnection } from '@temporalio/worker';
+import type { NativeConnection, NativeConnectionOptions } from '@temporalio/worker';
+import type * as TemporalWorker from '@temporalio/worker';
 
 /** Address used when neither TEMPORAL_ADDRESS nor a config profile names one: the local dev server. */
 export const LOCAL_ADDRESS = '127.0.0.1:7233';
@@ -52,6 +52,9 @@ export async function connectClient(
 
 /** A worker connection. The caller closes it. */
 export async function connectWorker(target: TemporalTarget = temporalTarget()): Promise<NativeConnection> {
+  // Loaded here so client-only commands do not pay for the worker's native module.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+  const { NativeConnection } = require('@temporalio/worker') as typeof TemporalWorker;
   try {
     return await NativeConnection.connect(target.connectionOptions);
   } catch (err) {

@@ -5,7 +5,7 @@ import { closeSqlConnections } from '../activities/sql';
 import type { WorkerConfig } from './config';
 import type { TemporalTarget } from './connect';
 import { connectClient, connectWorker } from './connect';
-import { createTracing } from './tracing';
+import { startTracing } from './start-tracing';
 import { createAgentWorker } from './worker';
 
 /** A started worker: `done` settles when it has shut down; `stop` asks it to, and waits. */
@@ -53,7 +53,7 @@ export function runWorker(opts: {
   let shutdown: (() => void) | undefined;
   const done = (async () => {
     const connection = await connectWorker(opts.target);
-    const tracing = createTracing(opts.config);
+    const tracing = startTracing(opts.config);
     // The worker's own client (notification signals) carries the trace on, too.
     const client = await connectClient(opts.target, tracing?.clientInterceptors);
     try {

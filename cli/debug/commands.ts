@@ -2,10 +2,9 @@ import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { TemporalTarget } from '../../workers/connect';
 import { connectClient } from '../../workers/connect';
-import { createTracing } from '../../workers/tracing';
+import { startTracing } from '../../workers/start-tracing';
 import { loadWorkerConfig } from '../../workers/config';
 import { AGENT_WORKFLOW_TYPE } from '../../shared/agent';
 import { parseModelSpec } from '../model-spec';
@@ -15,8 +14,9 @@ import { fetchRunHistory, historyJson, readHistoryFile } from './history';
 import { planFork } from './fork';
 import type { TranscriptFormat } from './render';
 import { renderTimeline } from './render';
-import { formatOutcome, replayBundle, replayHistory, replayMany } from './replay';
 import { buildTimeline } from './timeline';
+import type * as TemporalWorker from '@temporalio/worker';
+import type * as Replay from './replay';
 
 /** Loads a history from `--file` or from the server by workflow id. */
 async function loadHistory(
@@ -46,14 +46,19 @@ function progressBar(done: number, total: number): string {
  * Registers the debugging commands: `replay`, `export`, `transcript` and `fork`.
  */
 export function registerDebugCommands(program: Command, target: () => TemporalTarget): void {
-  // Replays run a worker in this process; keep its routine logs out of the report.
-  const quiet = () => {
+  // Replays run a worker in this process; keep its routine logs out of the report. The worker
+  // package and the bundler are loaded by `replay` only.
+  const loadReplay = () => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+    const { DefaultLogger, Runtime } = require('@temporalio/worker') as typeof TemporalWorker;
     if (!Runtime._instance) {
       Runtime.install({
         logger: new DefaultLogger('ERROR'),
         telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' }, forward: {} } },
       });
     }
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+    return require('./replay') as typeof Replay;
   };
   program
     .command('replay')
@@ -77,7 +82,7 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
         id: string | undefined,
         o: { file?: string; runId?: string; all?: boolean; query?: string; workflowsPath?: string },
       ) => {
-        quiet();
+        const { formatOutcome, replayBundle, replayHistory, replayMany } = loadReplay();
         const bundle = await replayBundle(o.workflowsPath);
         if (!o.all) {
           const { history, workflowId } = await loadHistory(target, id, o);
@@ -193,7 +198,7 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
           ...(model ? { model } : {}),
         });
         const config = loadWorkerConfig();
-        const tracing = createTracing(config);
+        const tracing = startTracing(config);
         const client = await connectClient(target(), tracing?.clientInterceptors);
         try {
           const workflowId = o.id ?? `fork-${randomUUID()}`;
