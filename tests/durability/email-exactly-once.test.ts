@@ -25,7 +25,7 @@ import {
   token,
   waitForMessage,
 } from '../support/mail';
-import { freePort, startWorkerProcess } from '../support/processes';
+import { freePort, startWorkerProcess, waitForLogLine } from '../support/processes';
 import { answerTurn, callTurn } from '../support/scripts';
 import { quietRuntime, tempDir, testConfig, uid, workflowBundle } from '../support/temporal';
 
@@ -103,14 +103,11 @@ describe.each([
     const messageId = deterministicMessageId(workflowId, 's1', AGENT.address);
 
     // The first worker handed the message to Postfix and now sits at the hook: kill it there.
-    const deadline = Date.now() + 60_000;
-    while (
-      !first.lines.some((l) => l.msg === 'send_email test hook: stalling' && l.workflowId === workflowId)
-    ) {
-      if (Date.now() > deadline)
-        throw new Error(`the worker never reached the hook: ${first.stderr.join('')}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitForLogLine(
+      first,
+      (l) => l.msg === 'send_email test hook: stalling' && l.workflowId === workflowId,
+      'the worker reaching the hook',
+    );
     first.child.kill('SIGKILL');
     await first.exited;
     await waitForMessage(USER, 'INBOX', messageId);

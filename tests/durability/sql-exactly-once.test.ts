@@ -9,7 +9,7 @@ import { Client, Connection } from '@temporalio/client';
 import { startDevServer, stopDevServer } from '../../cli/dev-server';
 import type { AgentInput, AgentResult } from '../../shared/agent';
 import type { ScriptedTurn } from '../../shared/model';
-import { freePort, startWorkerProcess } from '../support/processes';
+import { freePort, startWorkerProcess, waitForLogLine } from '../support/processes';
 import { answerTurn, callTurn } from '../support/scripts';
 import type { SqlFixture } from '../support/sql-fixtures';
 import { mysqlFixture, postgresFixture } from '../support/sql-fixtures';
@@ -100,14 +100,12 @@ describe.each(['postgres', 'mysql', 'pglite'] as const)('on %s', (engine) => {
     });
 
     // The first worker committed the write and now sits at the hook: kill it there.
-    const deadline = Date.now() + 120_000;
-    while (
-      !first.lines.some((l) => l.msg === 'sql_query test hook: stalling' && l.workflowId === workflowId)
-    ) {
-      if (Date.now() > deadline)
-        throw new Error(`the worker never reached the hook: ${first.stderr.join('')}`);
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitForLogLine(
+      first,
+      (l) => l.msg === 'sql_query test hook: stalling' && l.workflowId === workflowId,
+      'the worker reaching the hook',
+      120_000,
+    );
     first.child.kill('SIGKILL');
     await first.exited;
 

@@ -85,7 +85,7 @@ describe('spans of a run (time-skipping server, in-memory exporter)', () => {
   test('one span per model call and per tool call, with step, tokens and outcome, under Temporal spans', async () => {
     exporter.reset();
     const taskQueue = uid('tq');
-    const secret = 'do-not-trace-this-expression';
+    const privateText = 'user-data-not-for-spans';
     let calculatorAttempts = 0;
     // calculator fails its first attempt (retried by Temporal), then answers.
     const calculator = async (input: ToolActivityInput<{ expression: string }>): Promise<ToolResult> => {
@@ -120,7 +120,7 @@ describe('spans of a run (time-skipping server, in-memory exporter)', () => {
                   ['get_time', { timezone: 'UTC' }, 'a'],
                   ['get_time', { timezone: 'Mars/Olympus' }, 'b'],
                 ),
-                callTurn(['calculator', { expression: secret }, 'c']),
+                callTurn(['calculator', { expression: privateText }, 'c']),
                 answerTurn('done'),
               ],
             },
@@ -194,7 +194,7 @@ describe('spans of a run (time-skipping server, in-memory exporter)', () => {
 
     // Arguments, prompts and results never reach a span.
     const everything = JSON.stringify(spans.map((s) => [s.name, s.attributes, s.events, s.status]));
-    expect(everything).not.toContain(secret);
+    expect(everything).not.toContain(privateText);
     expect(everything).not.toContain('trace me');
 
     // The console exporter writes the same spans as one JSON line each.

@@ -59,6 +59,20 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
   return { child, lines, stderr, exited };
 }
 
+/** Waits until the worker has logged a line matching `pred`; fails naming what it waited for. */
+export async function waitForLogLine(
+  worker: WorkerProcess,
+  pred: (line: Record<string, unknown>) => boolean,
+  what: string,
+  timeoutMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!worker.lines.some(pred)) {
+    if (Date.now() > deadline) throw new Error(`${what} never happened: ${worker.stderr.join('')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
 /** Runs the CLI to completion and returns its exit code and output. */
 export function runCli(
   args: string[],
