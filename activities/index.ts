@@ -1,5 +1,7 @@
 import type { Client } from '@temporalio/client';
 import type { WorkerConfig } from '../workers/config';
+import type { ContentStore } from './content/store';
+import { boundToolResult } from './content/tool-results';
 import { createEmailActivities } from './email';
 import { createModelActivities } from './model';
 import type { ModelProvider } from './model/provider';
@@ -10,14 +12,22 @@ import type { ToolActivity } from './types';
 import { calculator } from './utility/calculator';
 import { createGetTime } from './utility/get-time';
 import { wait } from './utility/wait';
+import { TOOL_NAMES } from '../shared/tools/registry';
 
 /** What activities are built from: the worker's config and swappable clients. */
 export interface ActivityDeps {
   config: WorkerConfig;
+  /** Where large tool results and conversations are kept by reference. */
+  store: ContentStore;
   providers?: Partial<Record<'scripted' | 'openai' | 'anthropic', ModelProvider>>;
   now?: () => Date;
   /** Temporal client used to deliver notifications (signals); without it notify_user fails clearly. */
   client?: Client;
+}
+
+/** A tool activity whose results keep within their budgets (large ones go to the content store). */
+export function withBoundedResults(tool: ToolActivity, store: ContentStore): ToolActivity {
+  return async (input) => boundToolResult(await tool(input), store);
 }
 
 /**
@@ -26,8 +36,8 @@ export interface ActivityDeps {
 export function createActivities(
   deps: ActivityDeps,
 ): Record<string, ToolActivity | ((input: never) => Promise<unknown>)> {
-  return {
-    ...createModelActivities({ config: deps.config, providers: deps.providers }),
+  const all: Record<string, ToolActivity | ((input: never) => Promise<unknown>)> = {
+    ...createModelActivities({ config: deps.config, store: deps.store, providers: deps.providers }),
     get_time: createGetTime(deps.now),
     calculator,
     wait,
@@ -36,4 +46,9 @@ export function createActivities(
     ...createSearchActivities({ search: deps.config.search }),
     ...createSqlActivities({ config: deps.config.databases }),
   };
+  for (const name of TOOL_NAMES) {
+    const tool = all[name] as ToolActivity | undefined;
+    if (tool) all[name] = withBoundedResults(tool, deps.store);
+  }
+  return all;
 }

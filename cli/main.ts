@@ -5,7 +5,14 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { AgentInput } from '../shared/agent';
-import { AgentInputSchema, approveToolCallUpdate, stateQuery, userMessageSignal } from '../shared/agent';
+import {
+  AgentInputSchema,
+  agentInputBudgetProblem,
+  approveToolCallUpdate,
+  stateQuery,
+  userMessageSignal,
+} from '../shared/agent';
+import { BUDGETS, overBudgetMessage, utf8Bytes } from '../shared/budgets';
 import { notificationsQuery } from '../shared/notifications/messages';
 import { formatZodIssues } from '../shared/tools/define';
 import { TOOL_NAMES } from '../shared/tools/registry';
@@ -120,6 +127,8 @@ function buildInput(task: string | undefined, o: RunOpts): AgentInput {
   if (o.notifyUser) input.notify = { user: o.notifyUser };
   const parsed = AgentInputSchema.safeParse(input);
   if (!parsed.success) throw new Error(`Invalid run: ${formatZodIssues(parsed.error)}`);
+  const tooLarge = agentInputBudgetProblem(input);
+  if (tooLarge) throw new Error(`Invalid run: ${tooLarge}`);
   return input as AgentInput;
 }
 
@@ -237,6 +246,9 @@ program
   .argument('<text>', 'the message')
   .action(async (id: string, text: string) => {
     if (!text.trim()) throw new Error('The message must not be empty');
+    const bytes = utf8Bytes(text);
+    if (bytes > BUDGETS.userMessageBytes)
+      throw new Error(overBudgetMessage('The message', bytes, BUDGETS.userMessageBytes));
     await withHandle(id, async (h) => {
       await h.signal(userMessageSignal, { text });
       console.log(`Message sent to ${id}`);

@@ -1,10 +1,15 @@
 import { z } from 'zod';
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { ChatMessage, Usage } from './conversation';
+import type { ChatMessage, ConversationMessage, ToolCall, Usage } from './conversation';
 import type { Citation, CitationState } from './citations';
 import type { NotificationState } from './notifications/state';
+import { BUDGETS, formatBytes, jsonBytes, overBudgetMessage, utf8Bytes } from './budgets';
+import type { ContentRef } from './content';
 import { ModelChoiceSchema } from './model';
 import { TOOL_NAMES } from './tools/registry';
+
+/** Largest task and system prompt; with the rest they stay under BUDGETS.agentInputBytes. */
+export const AGENT_TEXT_BUDGETS = Object.freeze({ task: 128 * 1024, system: 64 * 1024 });
 
 /** A Temporal duration written as milliseconds or as text such as "30 seconds" or "2h". */
 const DurationSchema = z.union([
@@ -37,8 +42,18 @@ export const PolicySchema = z
       .number()
       .int()
       .min(4)
+      .max(10_000)
       .default(200)
       .describe('Messages sent to the model per call: the system prompt and task, then the latest ones'),
+    contextTokens: z
+      .number()
+      .int()
+      .min(1024)
+      .max(10_000_000)
+      .optional()
+      .describe(
+        'The model’s context size in tokens; each call’s window is cut to fit (default per provider)',
+      ),
     continueAsNewAfterSteps: z
       .number()
       .int()
@@ -53,8 +68,20 @@ export type Policy = z.infer<typeof PolicySchema>;
 /** Input of the agent workflow, validated inside the workflow before anything runs. */
 export const AgentInputSchema = z
   .object({
-    task: z.string().trim().min(1, 'the task must not be empty').max(100_000),
-    system: z.string().max(100_000).optional().describe('System prompt; a default one is used when omitted'),
+    task: z
+      .string()
+      .trim()
+      .min(1, 'the task must not be empty')
+      .refine((t) => utf8Bytes(t) <= AGENT_TEXT_BUDGETS.task, {
+        message: `the task must be at most ${formatBytes(AGENT_TEXT_BUDGETS.task)} (UTF-8); put large material in a file the agent can search`,
+      }),
+    system: z
+      .string()
+      .refine((t) => utf8Bytes(t) <= AGENT_TEXT_BUDGETS.system, {
+        message: `the system prompt must be at most ${formatBytes(AGENT_TEXT_BUDGETS.system)} (UTF-8)`,
+      })
+      .optional()
+      .describe('System prompt; a default one is used when omitted'),
     model: ModelChoiceSchema,
     tools: z
       .array(z.string())
@@ -78,6 +105,17 @@ export const AgentInputSchema = z
   .strict();
 /** Input of the agent workflow as callers write it (defaults may be omitted). */
 export type AgentInput = z.input<typeof AgentInputSchema>;
+
+/**
+ * Checks a raw agent input against the workflow input budget (it is re-sent with every
+ * continue-as-new). Returns the problem, or null when it fits.
+ */
+export function agentInputBudgetProblem(input: unknown): string | null {
+  const bytes = jsonBytes(input);
+  return bytes > BUDGETS.agentInputBytes
+    ? overBudgetMessage('The agent input', bytes, BUDGETS.agentInputBytes)
+    : null;
+}
 /** Input of the agent workflow after validation. */
 export type ParsedAgentInput = z.output<typeof AgentInputSchema>;
 
@@ -143,7 +181,7 @@ export interface AgentStateView {
   stopReason: StopReason | null;
 }
 
-/** One line of the `transcript` query. */
+/** One line of the `transcript` query: a message, its text cut to a preview when long. */
 export interface TranscriptEntry {
   role: ChatMessage['role'];
   text: string;
@@ -151,6 +189,33 @@ export interface TranscriptEntry {
   toolCallId?: string;
   name?: string;
   isError?: boolean;
+  /** Set when `text` is a preview: the whole text's UTF-8 size (read it with `durable-agent transcript`). */
+  fullBytes?: number;
+}
+
+/** Arguments of the `transcript` query. */
+export interface TranscriptQueryArgs {
+  /** At most this many entries (newest), default all the run keeps. */
+  limit?: number;
+  /** Entries before this position (0 = the system prompt), for paging back. */
+  before?: number;
+}
+
+/**
+ * What the `transcript` query returns: the newest entries the run keeps (a bounded recent part of
+ * the conversation), where they start, and whether earlier ones exist that are not in the answer.
+ */
+export interface TranscriptPage {
+  entries: TranscriptEntry[];
+  /** Position of `entries[0]` in the whole conversation (0 = the system prompt). */
+  first: number;
+  /** Messages in the whole conversation. */
+  total: number;
+  /**
+   * True when earlier messages are not in `entries` (paged by `limit`, or no longer kept by the run:
+   * `durable-agent transcript <id>` reads the whole conversation from history and the content store).
+   */
+  truncated: boolean;
 }
 
 /** Result of a run: the final answer (null when a budget stopped it), why it stopped, and usage. */
@@ -161,9 +226,49 @@ export interface AgentResult {
   usage: RunUsage;
 }
 
-/** State carried across continue-as-new. Everything a run knows goes here; nothing is dropped. */
+/** The conversation as a run carries it: a reference to what is stored, plus what is new since. */
+export interface CarriedConversation {
+  /** The stored conversation through the last model call's input; null before the first call. */
+  ref: ContentRef | null;
+  /** System prompt and task to send with the next call: before the first call, or a fork replacing them. */
+  head?: ConversationMessage[];
+  /** Messages since `ref`, sent with the next model call. */
+  unsent: ConversationMessage[];
+  /** Messages in the whole conversation, head included. */
+  total: number;
+  /** Tool call ids of the latest calls, so a provider that repeats an id gets a unique one. */
+  recentCallIds: string[];
+}
+
+/** A tool call of a turn that was interrupted by continue-as-new. */
+export interface CarriedCall {
+  call: ToolCall;
+  /** Its result, when it finished before the run continued. */
+  result?: Extract<ConversationMessage, { role: 'tool' }>;
+  /** Its approval wait: when it ends (ms since the epoch), and the decision if one came. */
+  approval?: { deadline: number; decision?: ApprovalDecision };
+}
+
+/**
+ * A turn interrupted by continue-as-new: the history grew past its budget (e.g. a flood of
+ * signals) while calls of the turn waited for approval. The new run finishes the turn first.
+ */
+export interface CarriedTurn {
+  step: number;
+  calls: CarriedCall[];
+}
+
+/**
+ * State carried across continue-as-new: everything a run knows, each part within its budget, and
+ * large content by reference, so it always fits in one payload.
+ */
 export interface CarriedState {
-  messages: ChatMessage[];
+  conversation?: CarriedConversation;
+  /** A conversation carried by value, by runs of earlier versions (read, never written). */
+  messages?: ChatMessage[];
+  /** The recent transcript the `transcript` query answers from. */
+  transcript?: TranscriptEntry[];
+  turn?: CarriedTurn;
   step: number;
   usage: RunUsage;
   events: AgentEvent[];
@@ -187,8 +292,8 @@ export interface ApprovalDecision {
 export const userMessageSignal = defineSignal<[{ text: string }]>('userMessage');
 /** Query: status, step, usage, pending tool calls, last error. */
 export const stateQuery = defineQuery<AgentStateView>('state');
-/** Query: the conversation so far, compacted for display. */
-export const transcriptQuery = defineQuery<TranscriptEntry[]>('transcript');
+/** Query: the recent conversation, message texts as previews; pages back with `before`. */
+export const transcriptQuery = defineQuery<TranscriptPage, [TranscriptQueryArgs?]>('transcript');
 /** Query: events after `since` (a sequence number), for live progress. */
 export const eventsQuery = defineQuery<AgentEvent[], [{ since?: number }?]>('events');
 /** Query: every citation of the run (`[[a1]]` → its full search record), for rendering final answers. */

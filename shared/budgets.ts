@@ -62,12 +62,22 @@ export const BUDGETS = Object.freeze({
   modelInputBytes: 512 * 1024,
   /** The model activity's output (answer text and tool calls). */
   modelOutputBytes: 256 * 1024,
-  /** Everything a run carries into continue-as-new (conversation references, events, citations, …). */
-  carriedStateBytes: 1024 * 1024,
+  /**
+   * A continue-as-new input as a whole (the agent input plus everything the run carries:
+   * conversation references, notifications, events, citations, the recent transcript), with
+   * room under the payload limit for the envelope.
+   */
+  continueAsNewInputBytes: 1900 * 1024,
   /** The run's recent events kept for live progress (`events` query, carried over). */
   eventsBytes: 128 * 1024,
   /** The run's citation records (`citations` query, carried over). */
-  citationsBytes: 256 * 1024,
+  citationsBytes: 192 * 1024,
+  /** The recent transcript a run keeps for the `transcript` query (carried over). */
+  transcriptBytes: 128 * 1024,
+  /** One user message sent into a running agent; longer ones are cut with a notice. */
+  userMessageBytes: 16 * 1024,
+  /** User messages waiting for the next model turn, together; more are refused with an event. */
+  pendingUserMessagesBytes: 64 * 1024,
 
   // ---- queries (protect: the payload limit on a query answer)
   /** Any query answer the project defines; lists page or trim to fit and say so. */

@@ -11,6 +11,7 @@
  * a UI can sort citations by the order the agent saw them.
  */
 import { z } from 'zod';
+import { jsonBytes } from './budgets';
 
 /** Where a search result came from: a web page or a chunk of a knowledge-base file. */
 export type SearchSourceType = 'url' | 'file';
@@ -23,7 +24,11 @@ export interface SearchRecord {
   title: string;
   /** Web address, or a `file://` URL with `#chunk-N` for a knowledge-base chunk. */
   url: string;
-  /** The passage the model reads, capped (see {@link ApplyCitationsOptions.maxTextChars}). */
+  /**
+   * The passage: in a search result, what the model reads (capped, see
+   * {@link ApplyCitationsOptions.maxTextChars}); in a run's citations, a snippet of it
+   * ({@link CITATION_SNIPPET_CHARS}).
+   */
   text: string;
   /** ISO date when the source states one. */
   published_date: string | null;
@@ -93,6 +98,8 @@ export interface CitationState {
   /** The cite index the next new result gets. */
   next: number;
   records: SearchRecord[];
+  /** Oldest citations dropped to keep the state within its budget (see {@link boundCitationState}). */
+  dropped?: number;
 }
 
 /** The state of a run that has not searched yet. */
@@ -102,11 +109,7 @@ export function createCitationState(): CitationState {
 
 /** Options of {@link applyCitations}. */
 export interface ApplyCitationsOptions {
-  /**
-   * Longest text kept per result, in characters (default 1,500). The stored record is capped too,
-   * so a citation resolves to exactly the passage the model read, and the state (which travels
-   * through history and continue-as-new) stays small.
-   */
+  /** Longest text the model reads per result, in characters (default 1,500). */
   maxTextChars?: number;
   /** The query, quoted in the message for an empty result. */
   query?: string;
@@ -120,10 +123,22 @@ export interface AppliedCitations {
   content: string;
   /** This call's results with their cite indexes, duplicates merged, in rank order. */
   records: SearchRecord[];
+  /**
+   * For each of `records`: its position in the records given and its index (`a3`), so the model
+   * activity can render the same content from the stored full records (see {@link renderSearchPicks}).
+   */
+  picks: [number, string][];
 }
 
 /** Default of {@link ApplyCitationsOptions.maxTextChars}. */
 export const DEFAULT_MAX_TEXT_CHARS = 1500;
+
+/**
+ * Longest text a citation keeps in run state, in characters: a snippet for UIs. The model reads up
+ * to {@link DEFAULT_MAX_TEXT_CHARS} of each result; keeping only a snippet keeps the state (carried
+ * through continue-as-new, returned by the `citations` query) small.
+ */
+export const CITATION_SNIPPET_CHARS = 300;
 
 /**
  * Numbers one search call's results and builds what the model reads. A result seen earlier in the
@@ -144,29 +159,85 @@ export function applyCitations(
   const added: SearchRecord[] = [];
   const inCall = new Set<string>();
   const out: SearchRecord[] = [];
-  for (const r of records) {
+  const picks: [number, string][] = [];
+  records.forEach((r, position) => {
     const key = citationKey(r);
-    if (inCall.has(key)) continue;
+    if (inCall.has(key)) return;
     inCall.add(key);
     let cited = known.get(key);
     if (!cited) {
-      cited = { ...r, text: capText(r.text, maxChars), cite_index: next };
+      cited = { ...r, text: capText(r.text, CITATION_SNIPPET_CHARS), cite_index: next };
       next += 1;
       known.set(key, cited);
       added.push(cited);
     }
     out.push(cited);
-  }
+    picks.push([position, citationIndex(cited)]);
+  });
 
-  const newState: CitationState = { next, records: [...state.records, ...added] };
-  if (out.length === 0) return { state: newState, content: noResultsMessage(opts.query), records: [] };
-  const lean: LeanSearchResult[] = out.map((r) => ({
-    title: r.title,
-    text: capText(r.text, maxChars),
-    index: citationIndex(r),
-    reference_mark: referenceMark(r),
-  }));
-  return { state: newState, content: JSON.stringify(lean), records: out };
+  const newState: CitationState = { ...state, next, records: [...state.records, ...added] };
+  if (out.length === 0)
+    return { state: newState, content: noResultsMessage(opts.query), records: [], picks: [] };
+  return { state: newState, content: renderSearchPicks(records, picks, maxChars), records: out, picks };
+}
+
+/**
+ * What the model reads of one search call: the picked results (position in `records`, index) as a
+ * JSON array of {@link LeanSearchResult}, each text capped at `maxTextChars`. The workflow renders it
+ * for small results; the model activity renders it from the content store for large ones.
+ */
+export function renderSearchPicks(
+  records: readonly Pick<UncitedSearchRecord, 'title' | 'text'>[],
+  picks: readonly (readonly [number, string])[],
+  maxTextChars = DEFAULT_MAX_TEXT_CHARS,
+): string {
+  const lean: LeanSearchResult[] = picks.map(([position, index]) => {
+    const r = records[position];
+    return {
+      title: r?.title ?? '',
+      text: capText(r?.text ?? '', maxTextChars),
+      index,
+      reference_mark: `[[${index}]]`,
+    };
+  });
+  return JSON.stringify(lean);
+}
+
+/** Search records with their text cut to a snippet: what a run keeps when the full records are stored. */
+export function compactSearchRecords(
+  records: readonly UncitedSearchRecord[],
+  maxChars = CITATION_SNIPPET_CHARS,
+): UncitedSearchRecord[] {
+  return records.map((r) => ({ ...r, text: capText(r.text, maxChars) }));
+}
+
+/**
+ * Keeps a citation state within `maxBytes` of JSON: the oldest citations lose their snippet first,
+ * then the oldest are dropped (counted in `dropped`; their marks no longer resolve). Returns the
+ * same state when it fits.
+ */
+export function boundCitationState(state: CitationState, maxBytes: number): CitationState {
+  // Each record costs its JSON and a comma (one fewer comma than records).
+  const sizes = state.records.map((r) => jsonBytes(r) + 1);
+  let total =
+    jsonBytes({ ...state, records: [] }) + sizes.reduce((a, b) => a + b, 0) - (sizes.length ? 1 : 0);
+  if (total <= maxBytes) return state;
+  const records = [...state.records];
+  for (let i = 0; i < records.length && total > maxBytes; i += 1) {
+    const r = records[i] as SearchRecord;
+    if (!r.text) continue;
+    const stripped = { ...r, text: '' };
+    const size = jsonBytes(stripped) + 1;
+    total -= (sizes[i] as number) - size;
+    sizes[i] = size;
+    records[i] = stripped;
+  }
+  let drop = 0;
+  while (drop < records.length && total > maxBytes) {
+    total -= sizes[drop] as number;
+    drop += 1;
+  }
+  return { ...state, records: records.slice(drop), dropped: (state.dropped ?? 0) + drop };
 }
 
 /** Advice for the model when a search found nothing. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import type { ChatMessage, ToolCall, Usage } from './conversation';
+import type { ContentRef } from './content';
+import type { ConversationMessage, ToolCall, Usage } from './conversation';
 
 /** One scripted model turn: either tool calls or a final answer (text may use `{{last_tool_results}}`). */
 export const ScriptedTurnSchema = z.union([
@@ -58,14 +59,51 @@ export interface ModelToolSpec {
   parameters: Record<string, unknown>;
 }
 
-/** Input of the `callModel` activity. */
+/**
+ * Context size, in tokens, assumed for a provider's models when the run's policy gives none. The
+ * window each call sends is cut to fit it (see shared/context-window.ts).
+ */
+export const DEFAULT_CONTEXT_TOKENS: Readonly<Record<ModelChoice['provider'], number>> = Object.freeze({
+  scripted: 128_000,
+  openai: 128_000,
+  anthropic: 200_000,
+});
+
+/** How the model activity cuts the window it sends (from the run's policy). */
+export interface WindowSettings {
+  /** At most this many messages after the system prompt and task. */
+  maxMessages: number;
+  /** The model's context size in tokens; the provider's default when absent. */
+  contextTokens?: number;
+}
+
+/**
+ * Input of the `callModel` activity. It does not repeat the conversation: it names what the
+ * previous call stored (`conversation`) and carries only what is new since then, so a model call
+ * adds to history only its new messages, however long the run.
+ */
 export interface CallModelInput {
   model: ModelChoice;
-  messages: ChatMessage[];
   /** Names of the tools offered; the activity turns them into provider tool specs. */
   tools: string[];
   /** The run's step (model turn number, from 1); the scripted model plays the turn of this step. */
   step?: number;
+  /** The conversation through the previous call's input, as that call returned it; absent at first. */
+  conversation?: ContentRef | null;
+  /** System prompt and task: on a run's first call, or to replace them (a fork with another prompt). */
+  head?: ConversationMessage[];
+  /** Messages since `conversation` (the previous answer, tool results, user messages). */
+  messages: ConversationMessage[];
+  /** How the window is cut; defaults apply when absent. */
+  window?: WindowSettings;
+}
+
+/** What a model call sent: how many messages, how many results were elided, estimated tokens. */
+export interface WindowReport {
+  messages: number;
+  elided: number;
+  dropped: number;
+  tokens: number;
 }
 
 /** Output of the `callModel` activity. */
@@ -75,4 +113,8 @@ export interface CallModelOutput {
   usage: Usage;
   /** Provider-reported reason the turn ended (e.g. `stop`, `tool_calls`, `end_turn`), for transcripts. */
   finishReason: string | null;
+  /** The conversation including this call's input (not its answer): the next call's `conversation`. */
+  conversation?: ContentRef;
+  /** What this call sent to the model. */
+  window?: WindowReport;
 }

@@ -9,6 +9,8 @@ import { DatabasesConfigSchema } from '../activities/sql/config';
 import type { DatabasesConfig } from '../activities/sql/config';
 import { PROJECT_ROOT } from '../cli/binaries';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues';
+import type { ContentStoreConfig } from '../activities/content/config';
+import { parseContentStoreSetting } from '../activities/content/config';
 
 /** Environment variables the worker reads, with what each sets. The README's table mirrors this. */
 export const WORKER_ENV = {
@@ -27,6 +29,8 @@ export const WORKER_ENV = {
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'OTLP/HTTP traces URL, e.g. http://127.0.0.1:4318/v1/traces',
   OTEL_EXPORTER_OTLP_ENDPOINT: 'OTLP/HTTP base URL; `/v1/traces` is appended',
   OTEL_SERVICE_NAME: 'service.name on every span (default durable-agent-worker)',
+  DURABLE_AGENT_CONTENT_STORE:
+    'Where large tool results and conversations are kept: a folder (default .data/content) or a postgres:// URL',
 } as const;
 
 const optionalString = z
@@ -58,6 +62,7 @@ const EnvSchema = z.object({
     .optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ message: 'must be a URL such as http://127.0.0.1:4318' }).optional(),
   OTEL_SERVICE_NAME: z.string().trim().min(1).default('durable-agent-worker'),
+  DURABLE_AGENT_CONTENT_STORE: z.string().trim().optional(),
 });
 
 /** The worker's tracing settings (see WORKER_ENV). */
@@ -83,6 +88,8 @@ export interface WorkerConfig {
   databases: DatabasesConfig;
   search: SearchConfig;
   tracing: TracingConfig;
+  /** Where content kept by reference lives (see activities/content). */
+  contentStore: ContentStoreConfig;
 }
 
 /** The config file: named connections for tools. Strings `${env:NAME}` are read from the environment. */
@@ -154,7 +161,17 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   }
   const e = parsed.data;
   const file = loadConfigFile(e.DURABLE_AGENT_CONFIG, env);
+  let contentStore: ContentStoreConfig;
+  try {
+    contentStore = parseContentStoreSetting(
+      e.DURABLE_AGENT_CONTENT_STORE,
+      path.join(PROJECT_ROOT, '.data', 'content'),
+    );
+  } catch (err) {
+    throw new ConfigError(`Invalid worker configuration: ${(err as Error).message}`);
+  }
   return {
+    contentStore,
     email: file.email,
     databases: file.databases,
     search: file.search,

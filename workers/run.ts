@@ -1,5 +1,6 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { LogEntry } from '@temporalio/worker';
+import { closeContentStores } from '../activities/content/config';
 import { closeEmailConnections } from '../activities/email';
 import { closeSqlConnections } from '../activities/sql';
 import type { WorkerConfig } from './config';
@@ -85,6 +86,7 @@ export function runWorker(opts: {
     } finally {
       closeEmailConnections();
       await closeSqlConnections();
+      await closeContentStores();
       await tracing?.shutdown();
       await client.connection.close();
       await connection.close();

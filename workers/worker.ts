@@ -2,6 +2,8 @@ import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
 import type { ActivityDeps } from '../activities';
 import { createActivities } from '../activities';
+import { contentStoreFor } from '../activities/content/config';
+import type { ContentStore } from '../activities/content/store';
 import type { WorkerConfig } from './config';
 import { ActivityOutcomeLogger } from './interceptors';
 import type { Tracing } from './tracing';
@@ -16,6 +18,8 @@ export interface AgentWorkerOptions {
   providers?: ActivityDeps['providers'];
   /** Client the notification activities signal with. */
   client?: ActivityDeps['client'];
+  /** Content store; the configured one (shared per process) when absent. */
+  store?: ContentStore;
   /** Extra or replacement activities (tests: instrumented tools). */
   activityOverrides?: Record<string, (...args: never[]) => Promise<unknown>>;
   taskQueue?: string;
@@ -32,7 +36,12 @@ export const WORKFLOWS_PATH = require.resolve('../workflows');
 /** Creates the agent worker: agent workflows plus the model activity and one activity per tool. */
 export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worker> {
   const activities = {
-    ...createActivities({ config: opts.config, providers: opts.providers, client: opts.client }),
+    ...createActivities({
+      config: opts.config,
+      store: opts.store ?? contentStoreFor(opts.config.contentStore),
+      providers: opts.providers,
+      client: opts.client,
+    }),
     ...opts.activityOverrides,
   };
   return Worker.create({

@@ -1,6 +1,12 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { jsonBytes } from '../../shared/budgets';
+import { DEFAULT_WINDOW, estimateTokens } from '../../shared/context-window';
 import type { CallModelInput, CallModelOutput, ModelToolSpec } from '../../shared/model';
+import { DEFAULT_CONTEXT_TOKENS } from '../../shared/model';
+import type { ContentStore } from '../content/store';
+import { appendConversation, buildWindow } from './conversation';
+import { boundModelOutput } from './output-budget';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../cli/binaries';
@@ -51,11 +57,16 @@ export function modelToolSpecs(names: string[]): ModelToolSpec[] {
 /** Dependencies of the model activity; providers may be swapped in tests. */
 export interface ModelActivityDeps {
   config: Pick<WorkerConfig, 'scriptsDir' | 'models'>;
+  /** Where conversations are kept by reference. */
+  store: ContentStore;
   providers?: Partial<Record<CallModelInput['model']['provider'], ModelProvider>>;
 }
 
+/** Tokens kept free for the answer when the model choice sets no output limit. */
+const DEFAULT_RESERVE_TOKENS = 4096;
+
 /** Creates the `callModel` activity. Keys come from the worker's configuration only. */
-export function createModelActivities({ config, providers = {} }: ModelActivityDeps): ModelActivities {
+export function createModelActivities({ config, store, providers = {} }: ModelActivityDeps): ModelActivities {
   const scripted = providers.scripted ?? (createScriptedProvider(config.scriptsDir) as ModelProvider);
   const openai = config.models.openai;
   const anthropic = config.models.anthropic;
@@ -90,15 +101,34 @@ export function createModelActivities({ config, providers = {} }: ModelActivityD
     async callModel(input: CallModelInput): Promise<CallModelOutput> {
       const ctx = Context.current();
       const call = provider(input.model.provider);
+      const tools = modelToolSpecs(input.tools);
+      const { ref, node } = await appendConversation(store, input);
+      const model = input.model as { maxTokens?: number };
+      const { messages, plan } = await buildWindow(store, node, {
+        contextTokens: input.window?.contextTokens ?? DEFAULT_CONTEXT_TOKENS[input.model.provider],
+        reserveTokens: model.maxTokens ?? DEFAULT_RESERVE_TOKENS,
+        toolTokens: estimateTokens(jsonBytes(tools)),
+        maxMessages: input.window?.maxMessages ?? DEFAULT_WINDOW.maxMessages,
+      });
       const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
       try {
-        return await call({
+        const out = await call({
           model: input.model,
-          messages: input.messages,
-          tools: modelToolSpecs(input.tools),
+          messages,
+          tools,
           step: input.step,
           signal: ctx.cancellationSignal,
         });
+        return {
+          ...boundModelOutput(out),
+          conversation: ref,
+          window: {
+            messages: messages.length,
+            elided: plan.elided,
+            dropped: plan.dropped,
+            tokens: plan.tokens,
+          },
+        };
       } finally {
         clearInterval(beat);
       }

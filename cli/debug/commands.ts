@@ -15,6 +15,8 @@ import { planFork } from './fork';
 import type { TranscriptFormat } from './render';
 import { renderTimeline } from './render';
 import { buildTimeline } from './timeline';
+import { bundleFileOf, collectContent, readBundle, resolveTimeline } from './content';
+import { closeContentStores, contentStoreFor } from '../../activities/content/config';
 import type * as TemporalWorker from '@temporalio/worker';
 import type * as Replay from './replay';
 
@@ -130,7 +132,13 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
     .argument('<id>', 'workflow id')
     .option('--run-id <runId>', 'a specific run')
     .option('-o, --output <file>', 'write to a file instead of stdout')
-    .action(async (id: string, o: { runId?: string; output?: string }) => {
+    .option(
+      '--with-content',
+      'also write the content the run keeps by reference (tool results, conversation) to <file>.content.json',
+    )
+    .action(async (id: string, o: { runId?: string; output?: string; withContent?: boolean }) => {
+      if (o.withContent && !o.output)
+        throw new Error('--with-content needs -o <file> (the bundle goes next to it)');
       const { history } = await loadHistory(target, id, o);
       const json = historyJson(history);
       if (o.output) {
@@ -138,6 +146,20 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
         console.error(`Wrote ${history.events?.length ?? 0} events to ${o.output}`);
       } else {
         process.stdout.write(`${json}\n`);
+      }
+      if (o.withContent && o.output) {
+        const store = contentStoreFor(loadWorkerConfig().contentStore);
+        try {
+          const { values, missing } = await collectContent(history, store);
+          const bundle = bundleFileOf(o.output);
+          fs.writeFileSync(bundle, `${JSON.stringify(values)}\n`);
+          console.error(
+            `Wrote ${Object.keys(values).length} stored values to ${bundle}` +
+              (missing.length ? `; ${missing.length} not in ${store.where}` : ''),
+          );
+        } finally {
+          await closeContentStores();
+        }
       }
     });
 
@@ -158,7 +180,15 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
         const width = Number(o.width);
         if (!Number.isInteger(width) || width < 20) throw new Error('--width must be a whole number ≥ 20');
         const { history } = await loadHistory(target, id, o);
-        console.log(renderTimeline(buildTimeline(history), o.format as TranscriptFormat, width));
+        // Content kept by reference is read from the bundle next to --file, else the configured store.
+        const store =
+          (o.file ? readBundle(o.file) : undefined) ?? contentStoreFor(loadWorkerConfig().contentStore);
+        try {
+          const timeline = await resolveTimeline(buildTimeline(history), store);
+          console.log(renderTimeline(timeline, o.format as TranscriptFormat, width));
+        } finally {
+          await closeContentStores();
+        }
       },
     );
 

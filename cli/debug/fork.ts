@@ -1,5 +1,5 @@
 import type { AgentInput, CarriedState } from '../../shared/agent';
-import type { ChatMessage } from '../../shared/conversation';
+import type { ChatMessage, ConversationMessage } from '../../shared/conversation';
 import type { CallModelInput, ModelChoice } from '../../shared/model';
 import type { History } from './history';
 import { decodePayloads } from './payloads';
@@ -39,33 +39,66 @@ export function planFork(
     );
   }
   const next = modelInputs[fromStep - firstStep + 1] as CallModelInput;
-  let messages: ChatMessage[] = next.messages;
-  if (changes.system !== undefined) {
-    messages = messages.map((m) =>
-      m.role === 'system' ? { role: 'system', content: changes.system as string } : m,
-    );
-  }
-  return {
-    input: {
-      ...input,
-      ...(changes.system !== undefined ? { system: changes.system } : {}),
-      ...(changes.model ? { model: changes.model } : {}),
-    },
-    carried: {
-      messages,
-      step: fromStep,
-      usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0, toolCalls: 0 },
-      events: [],
-      eventSeq: 0,
-      continuations: 0,
-      pendingUserMessages: [],
-      lastError: null,
-      toolCallSeq: 0,
-    },
-    origin: {
-      workflowId: started.workflowId ?? '',
-      runId: started.originalExecutionRunId ?? '',
-      step: fromStep,
-    },
+  const fresh = {
+    step: fromStep,
+    usage: { inputTokens: 0, outputTokens: 0, modelCalls: 0, toolCalls: 0 },
+    events: [],
+    eventSeq: 0,
+    continuations: 0,
+    pendingUserMessages: [],
+    lastError: null,
+    toolCallSeq: 0,
   };
+  const changed = {
+    ...input,
+    ...(changes.system !== undefined ? { system: changes.system } : {}),
+    ...(changes.model ? { model: changes.model } : {}),
+  };
+  const byReference = next.conversation !== undefined || next.head !== undefined;
+  if (!byReference) {
+    // A run that sent its conversation by value: the next call's input holds all of it.
+    let messages = next.messages as ChatMessage[];
+    if (changes.system !== undefined) {
+      messages = messages.map((m) =>
+        m.role === 'system' ? { role: 'system', content: changes.system as string } : m,
+      );
+    }
+    return { input: changed, carried: { ...fresh, messages }, origin: originOf(started, fromStep) };
+  }
+  // The stored conversation through step `fromStep`, plus what that step added: no content is copied.
+  const atStart = carried?.conversation;
+  const sentBefore = modelInputs
+    .slice(0, fromStep - firstStep + 2)
+    .reduce((n, m) => n + (m.messages?.length ?? 0), 0);
+  const total = (atStart ? atStart.total - atStart.unsent.length : 2) + sentBefore;
+  const head: ConversationMessage[] | undefined =
+    changes.system !== undefined
+      ? [
+          { role: 'system', content: changes.system },
+          { role: 'user', content: input.task },
+        ]
+      : next.conversation
+        ? undefined
+        : next.head;
+  return {
+    input: changed,
+    carried: {
+      ...fresh,
+      conversation: {
+        ref: next.conversation ?? null,
+        ...(head ? { head } : {}),
+        unsent: next.messages,
+        total,
+        recentCallIds: [],
+      },
+    },
+    origin: originOf(started, fromStep),
+  };
+}
+
+function originOf(
+  started: NonNullable<NonNullable<History['events']>[number]['workflowExecutionStartedEventAttributes']>,
+  step: number,
+): ForkOrigin {
+  return { workflowId: started.workflowId ?? '', runId: started.originalExecutionRunId ?? '', step };
 }

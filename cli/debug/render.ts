@@ -1,4 +1,6 @@
-import type { ChatMessage } from '../../shared/conversation';
+import { formatBytes } from '../../shared/budgets';
+import { isTextRef } from '../../shared/content';
+import type { ConversationMessage, ToolMessageContent } from '../../shared/conversation';
 import type { TimelineEntry } from './timeline';
 
 /** Output formats of `transcript`. */
@@ -14,14 +16,21 @@ function ms(d: number | null): string {
   return d === null ? 'unfinished' : d >= 1000 ? `${(d / 1000).toFixed(1)} s` : `${d} ms`;
 }
 
-function describeMessage(m: ChatMessage, limit: number): string {
+/** A message's text; content only referenced (not resolved from a content store) shows its preview and size. */
+function contentText(content: ToolMessageContent): string {
+  if (typeof content === 'string') return content;
+  if (isTextRef(content)) return `${content.preview} [${formatBytes(content.bytes)} in the content store]`;
+  return `${content.preview} [search results in the content store]`;
+}
+
+function describeMessage(m: ConversationMessage, limit: number): string {
   switch (m.role) {
     case 'tool':
-      return `tool result ${m.name} (${m.toolCallId})${m.isError ? ' [error]' : ''}: ${clip(m.content, limit)}`;
+      return `tool result ${m.name} (${m.toolCallId})${m.isError ? ' [error]' : ''}: ${clip(contentText(m.content), limit)}`;
     case 'assistant':
       return `assistant: ${clip(m.content ?? '', limit)}`;
     default:
-      return `${m.role}: ${clip(m.content, limit)}`;
+      return `${m.role}: ${clip(contentText(m.content), limit)}`;
   }
 }
 
@@ -55,7 +64,10 @@ function lines(e: TimelineEntry, limit: number): string[] {
       const head = `${time} step ${e.step} tool ${e.tool} (${e.toolCallId}) ${ms(e.durationMs)}${e.attempts > 1 ? `, attempt ${e.attempts}` : ''}`;
       const out = [head, `args: ${clip(e.args, limit)}`];
       if (e.failure) out.push(`failed: ${clip(e.failure, limit)}`);
-      else if (e.result !== null) out.push(`${e.isError ? 'error' : 'result'}: ${clip(e.result, limit)}`);
+      else if (e.result !== null) {
+        const stored = e.resultRef ? ` [${formatBytes(e.resultBytes ?? 0)} in the content store]` : '';
+        out.push(`${e.isError ? 'error' : 'result'}: ${clip(e.result, limit)}${stored}`);
+      }
       return out;
     }
     case 'notification':

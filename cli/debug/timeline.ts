@@ -1,5 +1,6 @@
 import type { AgentInput, CarriedState } from '../../shared/agent';
-import type { ChatMessage, ToolCall, Usage } from '../../shared/conversation';
+import type { ContentRef } from '../../shared/content';
+import type { ConversationMessage, ToolCall, Usage } from '../../shared/conversation';
 import type { CallModelInput, CallModelOutput } from '../../shared/model';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import type { History, HistoryEvent } from './history';
@@ -36,7 +37,7 @@ export type TimelineEntry =
       durationMs: number | null;
       attempts: number;
       /** Messages the model saw for the first time in this turn (the task, tool results, user messages). */
-      newMessages: ChatMessage[];
+      newMessages: ConversationMessage[];
       answer: string | null;
       toolCalls: ToolCall[];
       usage: Usage | null;
@@ -51,7 +52,11 @@ export type TimelineEntry =
       tool: string;
       toolCallId: string;
       args: unknown;
+      /** What the model read, or its preview when `resultRef` is set. */
       result: string | null;
+      /** The whole result in the content store, when it was too large for history. */
+      resultRef?: ContentRef;
+      resultBytes?: number;
       isError: boolean;
       failure?: string;
     }
@@ -109,6 +114,7 @@ export function buildTimeline(history: History): TimelineEntry[] {
         ? decodePayloads({ payloads: [a.memo.fields.forkedFrom] })[0]
         : undefined;
       step = carried?.step ?? 0;
+      // Runs that carried their conversation by value sent it whole with every model call.
       seenMessages = carried?.messages?.length ?? 0;
       const isAgent = a.workflowType?.name === 'agentWorkflow';
       out.push({
@@ -135,19 +141,24 @@ export function buildTimeline(history: History): TimelineEntry[] {
       const [input] = decodePayloads(a.input);
       if (type === 'callModel') {
         step += 1;
-        const messages = (input as CallModelInput).messages ?? [];
+        const call = input as CallModelInput;
+        const byReference = call.conversation !== undefined || call.head !== undefined;
+        // Calls by reference carry only what is new; older ones carried the whole window.
+        const fresh = byReference
+          ? [...(call.head ?? []), ...(call.messages ?? [])]
+          : (call.messages ?? []).slice(seenMessages);
         out.push({
           kind: 'model',
           step,
           at,
           durationMs: null,
           attempts: 1,
-          newMessages: messages.slice(seenMessages).filter((m) => m.role !== 'assistant'),
+          newMessages: fresh.filter((m) => m.role !== 'assistant'),
           answer: null,
           toolCalls: [],
           usage: null,
         });
-        seenMessages = messages.length;
+        if (!byReference) seenMessages = call.messages?.length ?? 0;
       } else if (type === 'deliverNotification') {
         continue;
       } else {
@@ -186,6 +197,10 @@ export function buildTimeline(history: History): TimelineEntry[] {
       } else if (entry.kind === 'tool') {
         const r = result as ToolResult;
         entry.result = r.content;
+        if (r.contentRef) {
+          entry.resultRef = r.contentRef;
+          entry.resultBytes = r.contentBytes;
+        }
         entry.isError = r.isError ?? false;
         entry.durationMs = at - track.scheduledAt;
       }

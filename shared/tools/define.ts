@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Duration } from '@temporalio/common';
+import type { ContentRef } from '../content';
 
 /** What kind of work a tool does; UIs group and colour tools by it. */
 export type ToolCategory = 'utility' | 'search' | 'email' | 'database' | 'notification';
@@ -54,11 +55,23 @@ export interface ToolContext {
   notifyUser?: string;
 }
 
-/** Output of every tool activity. `content` is what the model reads; `data` is the full record for UIs. */
+/**
+ * Output of every tool activity. `content` is what the model reads; `data` is the full record for
+ * UIs. Results too large for history are kept in the content store by the worker (see
+ * activities/content/tool-results.ts): then `content` is a preview and `contentRef` names the whole.
+ */
 export interface ToolResult {
   content: string;
   isError?: boolean;
   data?: unknown;
+  /** The whole content in the content store, when it was too large for history. */
+  contentRef?: ContentRef;
+  /** UTF-8 size of the whole content, when `contentRef` is set. */
+  contentBytes?: number;
+  /** The whole `data` in the content store, when it was too large; `data` is then compact or absent. */
+  dataRef?: ContentRef;
+  /** UTF-8 size of the whole `data`, when `dataRef` is set. */
+  dataBytes?: number;
 }
 
 /** Declares a tool, checking the metadata conventions at definition time. */

@@ -124,13 +124,15 @@ test('cite indexes are unique across searches, continue-as-new and a worker rest
     });
 
     // The second knowledge-base search kept the indexes of chunks seen before and numbered new ones after.
-    const transcript = await latest.query(transcriptQuery);
-    const kb2 = JSON.parse(transcript.find((t) => t.toolCallId === 'kb2')?.text ?? '[]') as {
-      index: string;
-    }[];
-    const kb1 = JSON.parse(transcript.find((t) => t.toolCallId === 'kb1')?.text ?? '[]') as {
-      index: string;
-    }[];
+    const transcript = (await latest.query(transcriptQuery)).entries;
+    // The transcript shows each search result as "[a1] title; [a2] title" (the model read the
+    // passages, rendered from the content store).
+    const shownIndexes = (id: string): { index: string }[] => {
+      const text = transcript.find((t) => t.toolCallId === id)?.text ?? '';
+      return [...text.matchAll(/\[([a-z]\d+)\] /g)].map((m) => ({ index: m[1] as string }));
+    };
+    const kb2 = shownIndexes('kb2');
+    const kb1 = shownIndexes('kb1');
     expect(kb1.map((r) => r.index)).toEqual(['a1', 'a2']);
     const webCount = citations.filter((c) => c.record.sign === 'd').length;
     expect(webCount).toBeGreaterThanOrEqual(1);

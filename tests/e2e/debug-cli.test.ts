@@ -97,7 +97,7 @@ test('a history exported by `temporal workflow show --output json` replays; a ch
   const agentFile = path.join(scratch, 'workflows', 'agent.ts');
   const source = fs.readFileSync(agentFile, 'utf8');
   const changed = source
-    .replace('  proxyActivities,\n', '  proxyActivities,\n  sleep,\n')
+    .replace('  setHandler,\n', '  setHandler,\n  sleep,\n')
     .replace(
       'out = await callModel({',
       "if (this.step === 3) await sleep('1 second');\n      out = await callModel({",

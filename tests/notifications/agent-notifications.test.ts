@@ -97,7 +97,7 @@ test('notify_user: contract messages, progress updated in place, same state in t
     // The notifications never replace the final answer.
     expect(result.answer).toBe('Imported everything.');
 
-    const transcript = await handle.query(transcriptQuery);
+    const transcript = (await handle.query(transcriptQuery)).entries;
     const reply = (id: string) => transcript.find((t) => t.role === 'tool' && t.toolCallId === id)?.text;
     expect(reply('badtype')).toBe('Invalid notification type: critical');
     expect(reply('badboth')).toBe('Invalid notification type: critical');

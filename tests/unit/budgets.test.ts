@@ -68,7 +68,7 @@ describe('BUDGETS', () => {
     expect(BUDGETS.notificationStateBytes + BUDGETS.eventsBytes + BUDGETS.citationsBytes).toBeLessThan(
       TEMPORAL_LIMITS.payloadBytes,
     );
-    expect(BUDGETS.carriedStateBytes).toBeLessThan(TEMPORAL_LIMITS.payloadBytes);
+    expect(BUDGETS.continueAsNewInputBytes).toBeLessThan(TEMPORAL_LIMITS.payloadBytes);
     expect(BUDGETS.queryResultBytes).toBeLessThan(TEMPORAL_LIMITS.payloadBytes);
     expect(BUDGETS.modelInputBytes).toBeLessThanOrEqual(TEMPORAL_LIMITS.payloadWarnBytes);
     expect(BUDGETS.notificationBytes).toBeGreaterThanOrEqual(

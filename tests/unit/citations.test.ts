@@ -1,10 +1,13 @@
 /** Citation numbering: unique indexes across calls, dedupe, lean content, resolving marks. */
 import type { LeanSearchResult, UncitedSearchRecord } from '../../shared/citations';
 import {
+  CITATION_SNIPPET_CHARS,
   applyCitations,
+  boundCitationState,
   citationsInText,
   createCitationState,
   findCitation,
+  renderSearchPicks,
   resolveCitations,
   searchRecordsOf,
 } from '../../shared/citations';
@@ -100,15 +103,51 @@ describe('applyCitations', () => {
     expect(r.records[0]).toMatchObject({ url: 'https://x.test/a', cite_index: 1, sign: 'd', score: 0.5 });
   });
 
-  it('caps long text at a word boundary, in the content and in the stored record alike', () => {
+  it('caps long text at a word boundary for the model, and keeps a shorter snippet in the run', () => {
     const long = 'word '.repeat(1000).trim();
     const r = applyCitations(createCitationState(), [web('https://x.test/a', 'd', long)], {
-      maxTextChars: 100,
+      maxTextChars: 1000,
     });
     const text = lean(r.content)[0]!.text;
-    expect(text.length).toBeLessThanOrEqual(100);
+    expect(text.length).toBeLessThanOrEqual(1000);
     expect(text.endsWith('word…')).toBe(true);
-    expect(r.state.records[0]!.text).toBe(text);
+    const snippet = r.state.records[0]!.text;
+    expect(snippet.length).toBeLessThanOrEqual(CITATION_SNIPPET_CHARS);
+    expect(snippet.endsWith('word…')).toBe(true);
+    expect(text.startsWith(snippet.slice(0, -1))).toBe(true);
+  });
+
+  it('picks say which given record each result came from, so the content renders again from them', () => {
+    const records = [
+      web('https://x.test/a', 'd', 'alpha'),
+      web('https://x.test/a#frag', 'd', 'alpha again'),
+      web('https://x.test/b', 'd', 'beta'),
+    ];
+    const first = applyCitations(createCitationState(), [web('https://x.test/b', 'd', 'beta')]);
+    const r = applyCitations(first.state, records);
+    expect(r.picks).toEqual([
+      [0, 'd2'],
+      [2, 'd1'],
+    ]);
+    expect(renderSearchPicks(records, r.picks)).toBe(r.content);
+  });
+
+  it('a citation state over its budget loses the oldest snippets first, then the oldest citations', () => {
+    let state = createCitationState();
+    for (let i = 0; i < 200; i++)
+      state = applyCitations(state, [web(`https://x.test/${i}`, 'd', 'text '.repeat(100))]).state;
+    const full = Buffer.byteLength(JSON.stringify(state));
+    const stripped = boundCitationState(state, full - 1000);
+    expect(stripped.records).toHaveLength(200);
+    expect(stripped.records[0]!.text).toBe('');
+    expect(stripped.records.at(-1)!.text).not.toBe('');
+    expect(Buffer.byteLength(JSON.stringify(stripped))).toBeLessThanOrEqual(full - 1000);
+    const dropped = boundCitationState(state, 10_000);
+    expect(Buffer.byteLength(JSON.stringify(dropped))).toBeLessThanOrEqual(10_000);
+    expect(dropped.dropped).toBe(200 - dropped.records.length);
+    expect(dropped.records.at(-1)!.cite_index).toBe(200);
+    expect(dropped.next).toBe(201);
+    expect(boundCitationState(state, full)).toBe(state);
   });
 
   it('tells the model to try a shorter or broader query when nothing was found, and numbers nothing', () => {

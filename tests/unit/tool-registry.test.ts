@@ -1,4 +1,5 @@
 import { createActivities } from '../../activities';
+import { contentStoreFor } from '../../activities/content/config';
 import { modelToolSpecs } from '../../activities/model';
 import { parseModelSpec } from '../../cli/model-spec';
 import { AgentInputSchema } from '../../shared/agent';
@@ -8,7 +9,8 @@ import { loadWorkerConfig } from '../../workers/config';
 import { z } from 'zod';
 
 test('every registered tool follows the conventions and has an activity named after it', () => {
-  const activities = createActivities({ config: loadWorkerConfig({}) });
+  const config = loadWorkerConfig({});
+  const activities = createActivities({ config, store: contentStoreFor(config.contentStore) });
   for (const def of Object.values(TOOL_REGISTRY)) {
     expect(def.name).toMatch(/^[a-z][a-z0-9_]*$/);
     expect(def.sign).toMatch(/^[a-z]$/);

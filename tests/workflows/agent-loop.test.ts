@@ -170,7 +170,7 @@ test('invalid tool arguments go back to the model as an error and the loop goes 
     const result = (await handle.result()) as AgentResult;
     expect(result.answer).toBe('done');
     expect(rec.calls.map((c) => c.toolCallId)).toEqual(['good']);
-    const transcript = await handle.query(transcriptQuery);
+    const transcript = (await handle.query(transcriptQuery)).entries;
     const toolMsgs = transcript.filter((t) => t.role === 'tool');
     const byId = Object.fromEntries(toolMsgs.map((t) => [t.toolCallId, t]));
     expect(byId.bad).toMatchObject({ isError: true });
@@ -355,7 +355,7 @@ test('approve/reject updates decide waiting calls; user messages reach the next 
     expect(rec.calls.map((c) => c.toolCallId)).toEqual(['yes']);
     expect(result.answer).toContain('value of 1+1');
     expect(result.answer).toContain('The user rejected this call: division by zero');
-    const transcript = await handle.query(transcriptQuery);
+    const transcript = (await handle.query(transcriptQuery)).entries;
     const userIdx = transcript.findIndex((t) => t.role === 'user' && t.text === 'please hurry');
     const lastAssistant = transcript.map((t) => t.role).lastIndexOf('assistant');
     expect(userIdx).toBeGreaterThan(0);
@@ -395,7 +395,7 @@ test('continue-as-new (forced every step) keeps conversation, usage, events and 
       'c2',
       'c3',
     ]);
-    const transcript = await latest.query(transcriptQuery);
+    const transcript = (await latest.query(transcriptQuery)).entries;
     expect(transcript.filter((t) => t.role === 'assistant')).toHaveLength(4);
 
     const first = await env.client.workflow.getHandle(workflowId, handle.firstExecutionRunId).describe();

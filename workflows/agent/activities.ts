@@ -1,0 +1,59 @@
+/** Activity presets of the agent workflow: one `proxyActivities` call per preset. */
+import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import type { ActivityOptions } from '@temporalio/workflow';
+import type { ModelActivities, NotificationActivities, ToolActivity } from '../../activities/types';
+import type { ToolDefinition } from '../../shared/tools/define';
+import { TOOL_REGISTRY } from '../../shared/tools/registry';
+
+/** Model calls: one attempt may take a while; provider errors are classified by the activity. */
+const MODEL_ACTIVITY_OPTIONS = {
+  startToCloseTimeout: '5 minutes',
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+  heartbeatTimeout: '30 seconds',
+  retry: {
+    initialInterval: '1 second',
+    backoffCoefficient: 2,
+    maximumInterval: '1 minute',
+    maximumAttempts: 8,
+    nonRetryableErrorTypes: ['ModelAuthError', 'ModelBadRequest', 'ModelNotConfigured', 'ScriptError'],
+  },
+} as const satisfies ActivityOptions;
+
+/** The model activity. */
+export const { callModel } = proxyActivities<ModelActivities>(MODEL_ACTIVITY_OPTIONS);
+
+/** Delivery of notifications the workflow raises itself to the user's inbox. */
+const NOTIFICATION_ACTIVITY_OPTIONS = {
+  startToCloseTimeout: '30 seconds',
+  retry: { maximumAttempts: 10, nonRetryableErrorTypes: ['NotificationsUnavailable'] },
+} as const satisfies ActivityOptions;
+
+/** Notification delivery to inboxes. */
+export const { deliverNotification } = proxyActivities<NotificationActivities>(NOTIFICATION_ACTIVITY_OPTIONS);
+
+function toolActivityOptions(def: ToolDefinition): ActivityOptions {
+  const a = def.activity;
+  return {
+    startToCloseTimeout: a.startToCloseTimeout,
+    heartbeatTimeout: a.heartbeatTimeout,
+    // Cancelling a run waits for running tools to stop and clean up, so nothing runs on unseen.
+    cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+    retry: {
+      initialInterval: a.initialInterval ?? '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      maximumAttempts: a.maximumAttempts ?? 5,
+      nonRetryableErrorTypes: a.nonRetryableErrorTypes ?? [],
+    },
+  };
+}
+
+/** One activity function per tool, each with the options its tool declares. Immutable after load. */
+export const TOOL_ACTIVITIES: Readonly<Record<string, ToolActivity>> = Object.freeze(
+  Object.fromEntries(
+    Object.values(TOOL_REGISTRY).map((def) => [
+      def.name,
+      proxyActivities<Record<string, ToolActivity>>(toolActivityOptions(def))[def.name] as ToolActivity,
+    ]),
+  ),
+);

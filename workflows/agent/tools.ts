@@ -1,0 +1,378 @@
+import { ActivityFailure, condition, isCancellation, setHandler } from '@temporalio/workflow';
+import { msToNumber } from '@temporalio/common/lib/time';
+import type { Duration } from '@temporalio/common';
+import type { ToolActivity } from '../../activities/types';
+import { approveToolCallUpdate } from '../../shared/agent';
+import type {
+  AgentEvent,
+  ApprovalDecision,
+  CarriedCall,
+  CarriedTurn,
+  ParsedAgentInput,
+  PendingToolCall,
+} from '../../shared/agent';
+import type { ConversationMessage, ToolMessageContent } from '../../shared/conversation';
+import { NotificationPriority } from '../../shared/notifications/schema';
+import type { ValidNotificationInput } from '../../shared/notifications/schema';
+import type { ToolDefinition, ToolResult } from '../../shared/tools/define';
+import { formatZodIssues } from '../../shared/tools/define';
+import { findTool } from '../../shared/tools/registry';
+import { TOOL_ACTIVITIES } from './activities';
+import { clip } from './events';
+
+/** A tool message of the conversation. */
+export type ToolMessage = Extract<ConversationMessage, { role: 'tool' }>;
+
+/** What the tool runner needs from the run it belongs to. */
+export interface ToolHost {
+  readonly input: ParsedAgentInput;
+  emit(e: Omit<AgentEvent, 'seq' | 'at' | 'step'>): void;
+  /** Counts a finished tool call in the run's usage. */
+  countToolCall(): void;
+  setLastError(message: string): void;
+  /** Called when calls start or stop waiting for approval (status, search attributes). */
+  approvalsChanged(): void;
+  /** A notification the run raises itself (also to the user's inbox). */
+  raise(notification: ValidNotificationInput): Promise<void>;
+  /** Search tools: numbers the results for citation and returns what the model reads. */
+  cite(def: ToolDefinition, args: unknown, result: ToolResult): ToolMessageContent | undefined;
+  /** True when the run's history is past its budget and it should continue as new. */
+  historyOverBudget(): boolean;
+}
+
+interface ApprovalWait {
+  decision: ApprovalDecision | null;
+}
+
+/** Marks a call that stopped because the run is about to continue as new. */
+const INTERRUPTED = Symbol('interrupted');
+
+/** Validates tool arguments with the tool's own check or its zod schema; errors are for the model. */
+function checkToolArgs(
+  def: ToolDefinition,
+  raw: unknown,
+): { success: true; data: unknown } | { success: false; error: string } {
+  if (def.checkArgs) {
+    const r = def.checkArgs(raw);
+    return r.ok ? { success: true, data: raw } : { success: false, error: r.error };
+  }
+  const parsed = def.inputs.safeParse(raw);
+  return parsed.success
+    ? { success: true, data: parsed.data }
+    : {
+        success: false,
+        error: `Invalid arguments for ${def.name}: ${formatZodIssues(parsed.error)}. Fix them and call the tool again.`,
+      };
+}
+
+/**
+ * Runs the tool calls of a model turn: validation, approvals (durable waits), a FIFO bound on
+ * concurrent tool activities, notifications in the model's order. A turn can stop part-way when
+ * the run must continue as new while calls wait for approval; what finished and what was decided
+ * is kept in the turn, and the next run finishes it.
+ */
+export class ToolRunner {
+  private readonly pending = new Map<string, PendingToolCall>();
+  private readonly approvals = new Map<string, ApprovalWait>();
+  private runningTools = 0;
+  private readonly slotWaiters: (() => void)[] = [];
+  private notificationTurn: Promise<void> = Promise.resolve();
+  /** Set once the run must continue as new: nothing new starts, approval waits end. */
+  private draining = false;
+
+  constructor(private readonly host: ToolHost) {}
+
+  /** The `approveToolCall` update, validated: unknown or decided ids never enter history. */
+  registerHandlers(): void {
+    setHandler(
+      approveToolCallUpdate,
+      (decision) => {
+        const wait = this.approvals.get(decision.toolCallId);
+        if (!wait) throw new Error('unreachable: the validator checks the tool call id');
+        wait.decision = decision;
+        return { toolCallId: decision.toolCallId, approved: decision.approve };
+      },
+      {
+        validator: (decision: ApprovalDecision) => {
+          if (typeof decision?.toolCallId !== 'string' || typeof decision.approve !== 'boolean') {
+            throw new Error('Give { toolCallId: string, approve: boolean, reason?: string }');
+          }
+          if (
+            decision.reason !== undefined &&
+            (typeof decision.reason !== 'string' || decision.reason.length > 2000)
+          ) {
+            throw new Error('reason must be a string of at most 2,000 characters');
+          }
+          const wait = this.approvals.get(decision.toolCallId);
+          if (!wait) {
+            const waiting = [...this.approvals.keys()];
+            throw new Error(
+              `No tool call ${decision.toolCallId} is waiting for approval` +
+                (waiting.length ? `; waiting: ${waiting.join(', ')}` : '; none is waiting'),
+            );
+          }
+          if (wait.decision) throw new Error(`Tool call ${decision.toolCallId} was already decided`);
+        },
+      },
+    );
+  }
+
+  /** Calls that were requested and have not finished, for the `state` query. */
+  pendingCalls(): PendingToolCall[] {
+    return [...this.pending.values()].map((p) => ({ ...p }));
+  }
+
+  /** Whether any call waits for approval. */
+  waitingForApproval(): boolean {
+    return this.approvals.size > 0;
+  }
+
+  /**
+   * Runs every call of the turn that has no result yet. Returns true when all have one; false when
+   * the run must continue as new first (the turn then holds what is done and decided).
+   */
+  async runTurn(turn: CarriedTurn): Promise<boolean> {
+    await Promise.all(turn.calls.filter((c) => !c.result).map((c) => this.runCall(turn.step, c)));
+    return turn.calls.every((c) => c.result);
+  }
+
+  private shouldDrain(): boolean {
+    if (!this.draining && this.host.historyOverBudget()) this.draining = true;
+    return this.draining;
+  }
+
+  private async runCall(step: number, c: CarriedCall): Promise<void> {
+    const { call } = c;
+    const reply = (content: ToolMessageContent, isError = false): ToolMessage => ({
+      role: 'tool',
+      toolCallId: call.id,
+      name: call.name,
+      content,
+      step,
+      ...(isError ? { isError } : {}),
+    });
+    const reject = (text: string): void => {
+      this.host.emit({
+        kind: 'tool_rejected',
+        toolCallId: call.id,
+        tool: call.name,
+        args: call.arguments,
+        text,
+      });
+      c.result = reply(text, true);
+    };
+
+    const enabled = this.host.input.tools;
+    const def = findTool(call.name);
+    if (!def) {
+      reject(`Unknown tool "${call.name}". Available tools: ${enabled.join(', ') || '(none)'}.`);
+      return;
+    }
+    if (!enabled.includes(call.name)) {
+      reject(
+        `Tool "${call.name}" is not enabled for this run. Enabled tools: ${enabled.join(', ') || '(none)'}.`,
+      );
+      return;
+    }
+    if (typeof call.arguments === 'string') {
+      reject(
+        `Arguments for ${call.name} are not valid JSON: ${clip(call.arguments, 200)}. Send a JSON object.`,
+      );
+      return;
+    }
+    const args = checkToolArgs(def, call.arguments ?? {});
+    if (!args.success) {
+      reject(args.error);
+      return;
+    }
+
+    const pending: PendingToolCall = {
+      toolCallId: call.id,
+      name: call.name,
+      args: args.data,
+      step,
+      state: 'queued',
+    };
+    this.pending.set(call.id, pending);
+    let releaseTurn: (() => void) | undefined;
+    try {
+      // Notifications go out one at a time, in the order the model sent them, so every target
+      // (the run, the inbox) lists them in the same order.
+      if (def.category === 'notification') releaseTurn = await this.takeNotificationTurn();
+      if (this.host.input.policy.requireApproval.includes(call.name)) {
+        const refusal = await this.awaitApproval(c, pending);
+        if (refusal === INTERRUPTED) return;
+        if (refusal) {
+          c.result = reply(refusal, true);
+          return;
+        }
+      }
+      if (this.draining) return;
+      await this.acquireToolSlot();
+      if (this.draining) {
+        this.releaseToolSlot();
+        return;
+      }
+      try {
+        c.result = reply(...(await this.execute(def, step, pending)));
+      } finally {
+        this.releaseToolSlot();
+      }
+    } finally {
+      this.pending.delete(call.id);
+      releaseTurn?.();
+    }
+  }
+
+  /** Runs the tool's activity; returns what the model reads and whether it is an error. */
+  private async execute(
+    def: ToolDefinition,
+    step: number,
+    pending: PendingToolCall,
+  ): Promise<[ToolMessageContent, boolean]> {
+    const { toolCallId, name, args } = pending;
+    pending.state = 'running';
+    // The framework emits "tool started" for every call, with its id and arguments.
+    this.host.emit({ kind: 'tool_started', toolCallId, tool: name, args });
+    const started = Date.now();
+    try {
+      const notifyUser = this.host.input.notify?.user;
+      const result = await (TOOL_ACTIVITIES[name] as ToolActivity)({
+        toolCallId,
+        args,
+        step,
+        ...(notifyUser ? { context: { notifyUser } } : {}),
+      });
+      this.host.countToolCall();
+      const content =
+        this.host.cite(def, args, result) ??
+        (result.contentRef
+          ? { ref: result.contentRef, bytes: result.contentBytes ?? 0, preview: result.content }
+          : result.content);
+      this.host.emit({
+        kind: 'tool_finished',
+        toolCallId,
+        tool: name,
+        text: typeof content === 'string' ? content : content.preview,
+        isError: result.isError,
+        durationMs: Date.now() - started,
+      });
+      return [content, result.isError ?? false];
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      const cause = err instanceof ActivityFailure && err.cause ? err.cause.message : (err as Error).message;
+      const msg = `Tool ${name} failed: ${cause}`;
+      this.host.setLastError(msg);
+      this.host.countToolCall();
+      this.host.emit({
+        kind: 'tool_finished',
+        toolCallId,
+        tool: name,
+        text: msg,
+        isError: true,
+        durationMs: Date.now() - started,
+      });
+      return [`${msg}. Try different arguments or another approach.`, true];
+    }
+  }
+
+  /** Waits for the previous notification of the run to be delivered; returns the release for this one. */
+  private async takeNotificationTurn(): Promise<() => void> {
+    const previous = this.notificationTurn;
+    let release: () => void = () => undefined;
+    this.notificationTurn = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await previous;
+    return release;
+  }
+
+  /** FIFO semaphore bounding concurrent tool activities (plain promises, so replay is deterministic). */
+  private async acquireToolSlot(): Promise<void> {
+    if (this.runningTools < this.host.input.policy.maxParallelTools) {
+      this.runningTools += 1;
+      return;
+    }
+    await new Promise<void>((resolve) => this.slotWaiters.push(resolve));
+  }
+
+  /** Hands the slot to the next waiter, or frees it. */
+  private releaseToolSlot(): void {
+    const next = this.slotWaiters.shift();
+    if (next) next();
+    else this.runningTools -= 1;
+  }
+
+  /**
+   * Waits for an approve/reject update until the call's deadline (kept in the turn, so a continued
+   * run waits only for what is left). Returns a refusal for the model, null when approved, or
+   * INTERRUPTED when the run must continue as new first.
+   */
+  private async awaitApproval(
+    c: CarriedCall,
+    pending: PendingToolCall,
+  ): Promise<string | null | typeof INTERRUPTED> {
+    const policy = this.host.input.policy;
+    const first = c.approval === undefined;
+    const decidedEarlier = c.approval?.decision !== undefined;
+    const approval = (c.approval ??= {
+      deadline: Date.now() + msToNumber(policy.approvalTimeout as Duration),
+    });
+    const wait: ApprovalWait = { decision: approval.decision ?? null };
+    pending.state = 'awaiting_approval';
+    this.approvals.set(pending.toolCallId, wait);
+    this.host.approvalsChanged();
+    if (first) {
+      this.host.emit({
+        kind: 'approval_requested',
+        toolCallId: pending.toolCallId,
+        tool: pending.name,
+        args: pending.args,
+      });
+    }
+    try {
+      const remaining = approval.deadline - Date.now();
+      if (wait.decision === null && remaining > 0) {
+        await condition(() => wait.decision !== null || this.shouldDrain(), remaining);
+      }
+      if (wait.decision) approval.decision = wait.decision;
+      if (wait.decision === null && this.draining) return INTERRUPTED;
+      if (wait.decision === null) {
+        const msg = `Approval for ${pending.name} timed out after ${String(policy.approvalTimeout)}; the call was not made.`;
+        this.host.setLastError(msg);
+        this.host.emit({
+          kind: 'approval_decided',
+          toolCallId: pending.toolCallId,
+          tool: pending.name,
+          text: msg,
+          isError: true,
+        });
+        await this.host.raise({
+          type: 'warning',
+          priority: NotificationPriority.HIGH,
+          title: 'Approval timed out',
+          message: msg,
+          detail: '',
+          display_time: 30,
+          group: 'approvals',
+        });
+        return `${msg} Ask the user before trying again.`;
+      }
+      const d = wait.decision;
+      if (!decidedEarlier)
+        this.host.emit({
+          kind: 'approval_decided',
+          toolCallId: pending.toolCallId,
+          tool: pending.name,
+          text: d.approve ? 'approved' : `rejected${d.reason ? `: ${d.reason}` : ''}`,
+        });
+      return d.approve
+        ? null
+        : `The user rejected this call${d.reason ? `: ${d.reason}` : ''}. Do not retry it as is.`;
+    } finally {
+      this.approvals.delete(pending.toolCallId);
+      pending.state = 'queued';
+      this.host.approvalsChanged();
+    }
+  }
+}
