@@ -316,7 +316,9 @@ describe('a worker process: OTLP export and structured logs', () => {
     expect(stderr).toMatch(/tracing: .*(ECONNREFUSED|export)/i);
     expect(stdoutLines).toEqual([]);
     // Text logs: one line per event, no task tokens, no colours off a terminal.
-    expect(stderr).toMatch(/^\S+Z INFO {2}activity completed .* tool=calculator .*outcome=ok durationMs=\d+$/m);
+    expect(stderr).toMatch(
+      /^\S+Z INFO {2}activity completed .* tool=calculator .*outcome=ok durationMs=\d+$/m,
+    );
     const lines = stderr.split('\n');
     expect(lines.filter((l) => / activity completed /.test(l))).toHaveLength(
       usage.modelCalls + usage.toolCalls,
