@@ -99,9 +99,12 @@ function installContext(): void {
   otel.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 }
 
+/** One line for an export problem: the error's code and message, never its stack or the spans. */
 function describe(arg: unknown): string {
-  if (arg instanceof Error) return arg.message;
-  return typeof arg === 'string' ? arg : JSON.stringify(arg);
+  if (typeof arg === 'string') return arg;
+  const { code, message } = (arg ?? {}) as { code?: unknown; message?: unknown };
+  if (typeof message === 'string') return typeof code === 'string' ? `${code}: ${message}` : message;
+  return JSON.stringify(arg) ?? String(arg);
 }
 
 /**

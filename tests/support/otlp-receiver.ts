@@ -75,6 +75,9 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
     });
   });
+  // Collectors keep idle connections open far longer than Node's 5 s default; with the default, a
+  // worker whose event loop was busy can send on a socket the server just closed (ECONNRESET).
+  server.keepAliveTimeout = 120_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
