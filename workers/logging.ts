@@ -43,34 +43,41 @@ export type LogRecord = { time: string; level: LogLevel; msg: string } & Record<
 /**
  * The record a log entry becomes, or undefined when it is not written. Every string that is not an
  * identity field, and every error (as `Type: message`), is sanitised: quoted parts, URL paths,
- * email addresses and the words of the running activity's arguments are replaced, and each value
- * is one line. Temporal's own `Activity failed` line is dropped: the worker writes `activity
+ * email addresses and the words of the running activity's arguments (`words`, asked for only when
+ * such a value is there) are replaced, and each value is one line. The message is the code's own
+ * wording: it is sanitised without the words. Temporal's own `Activity failed` line is dropped: the worker writes `activity
  * failed` for every failed attempt, with the call's facts. A multi-line INFO message (the
  * bundler's module list) is a dump rather than an event and is kept for DEBUG.
  */
-export function logRecord(entry: LogEntry, minLevel: LogLevel, words: PrivateWords): LogRecord | undefined {
+export function logRecord(
+  entry: LogEntry,
+  minLevel: LogLevel,
+  words: () => PrivateWords,
+): LogRecord | undefined {
   const meta = entry.meta ?? {};
   if (entry.message === 'Activity failed' && meta.sdkComponent === 'worker') return undefined;
   const level = entry.level === 'INFO' && entry.message.includes('\n') ? 'DEBUG' : entry.level;
   if (SEVERITY[level] < SEVERITY[minLevel]) return undefined;
+  let known: PrivateWords | undefined;
+  const lazyWords = () => (known ??= words());
   const fields: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(meta)) {
-    if (!DROPPED_FIELDS.has(k) && v !== undefined) fields[k] = safeValue(k, v, words, 0);
+    if (!DROPPED_FIELDS.has(k) && v !== undefined) fields[k] = safeValue(k, v, lazyWords, 0);
   }
   return {
     time: new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString(),
     level,
-    msg: sanitiseMessage(entry.message, words),
+    msg: sanitiseMessage(entry.message),
     ...fields,
   };
 }
 
-function safeValue(key: string, value: unknown, words: PrivateWords, depth: number): unknown {
+function safeValue(key: string, value: unknown, words: () => PrivateWords, depth: number): unknown {
   if (value === null || typeof value === 'number' || typeof value === 'boolean') return value;
   if (typeof value === 'string') {
-    return IDENTITY_FIELDS.has(key) ? value.replace(/\s*\r?\n\s*/g, ' ') : sanitiseMessage(value, words);
+    return IDENTITY_FIELDS.has(key) ? value.replace(/\s*\r?\n\s*/g, ' ') : sanitiseMessage(value, words());
   }
-  if (value instanceof Error) return describeError(value, words);
+  if (value instanceof Error) return describeError(value, words());
   if (typeof value === 'bigint') return value.toString();
   if (typeof value !== 'object') return `[${typeof value}]`;
   if (depth >= MAX_VALUE_DEPTH) return '…';
@@ -122,7 +129,7 @@ export function installLogging(level: LogLevel, format: 'text' | 'json'): void {
   runtimeInstalled = true;
   const colours = process.stderr.isTTY === true && process.env.NO_COLOR === undefined;
   const logger = new DefaultLogger(level, (entry: LogEntry) => {
-    const record = logRecord(entry, level, currentPrivateWords());
+    const record = logRecord(entry, level, currentPrivateWords);
     if (!record) return;
     if (format === 'json') process.stdout.write(`${JSON.stringify(record)}\n`);
     else process.stderr.write(textLine(record, colours));

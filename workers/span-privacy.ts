@@ -28,6 +28,8 @@ export const ALLOWED_SPAN_ATTRIBUTES: ReadonlySet<string> = new Set<string>([
   ...WORKFLOW_IDENTITY,
 ]);
 
+const NO_WORDS: PrivateWords = new Set();
+
 const EXCEPTION = { type: 'exception.type', message: 'exception.message', stack: 'exception.stacktrace' };
 
 /**
@@ -44,7 +46,9 @@ export class PrivateTextSpanProcessor implements SpanProcessor {
   }
 
   onEnd(span: ReadableSpan): void {
-    this.next.onEnd(redactSpan(span, currentPrivateWords()));
+    // Only a span with a message to sanitise needs the (possibly large) arguments' words.
+    const hasText = span.status.message !== undefined || span.events.length > 0;
+    this.next.onEnd(redactSpan(span, hasText ? currentPrivateWords() : NO_WORDS));
   }
 
   forceFlush(): Promise<void> {
