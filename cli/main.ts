@@ -157,8 +157,8 @@ program
       throw new Error('Give a task: durable-agent run "<task>" (or --input file.json)');
     const input = buildInput(task, o);
     const config = loadWorkerConfig();
-    // With tracing on, the run's trace starts here (StartWorkflow), above the worker's spans.
-    const tracing = startTracing(config);
+    // With tracing on, this command is one trace: its span, the run's start, then the worker's spans.
+    const tracing = startTracing(config, 'run');
     const client = await connectClient(target(), tracing?.clientInterceptors);
     try {
       const workflowId = o.id ?? `agent-${randomUUID()}`;

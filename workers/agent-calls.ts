@@ -1,4 +1,5 @@
 import type { CallModelInput, CallModelOutput } from '../shared/model';
+import { errorTypeOf } from '../shared/private-text';
 import type { ToolActivityInput, ToolCategory, ToolResult } from '../shared/tools/define';
 import { findTool } from '../shared/tools/registry';
 
@@ -74,10 +75,7 @@ export function callEnded(call: AgentCall, result: unknown): CallEnd {
     : { outcome: 'ok' };
 }
 
-/** How a thrown attempt ended. */
+/** How a thrown attempt ended; the error type is an ApplicationFailure's type where it has one. */
 export function callFailed(err: unknown, cancelled: boolean): CallEnd {
-  return {
-    outcome: cancelled ? 'cancelled' : 'failed',
-    errorType: (err as Error | undefined)?.name || 'Error',
-  };
+  return { outcome: cancelled ? 'cancelled' : 'failed', errorType: errorTypeOf(err) };
 }

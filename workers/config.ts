@@ -19,7 +19,7 @@ export const WORKER_ENV = {
   DURABLE_AGENT_SCRIPTS_DIR: 'Folder of scripted-model files (`<name>.json`)',
   DURABLE_AGENT_LOG_LEVEL: 'TRACE | DEBUG | INFO | WARN | ERROR',
   DURABLE_AGENT_LOG_FORMAT:
-    'text (default: Temporal’s own lines on stderr) | json (one object per line on stdout)',
+    'text (default: one line per event on stderr) | json (one object per line on stdout)',
   DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES: 'Activities one worker runs at once',
   OPENAI_API_KEY: 'Key for the openai provider',
   OPENAI_BASE_URL: 'OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server, …)',

@@ -1,8 +1,8 @@
 import type { ClientInterceptors } from '@temporalio/client';
 import { Client, Connection } from '@temporalio/client';
-import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { NativeConnection, NativeConnectionOptions } from '@temporalio/worker';
 import type * as TemporalWorker from '@temporalio/worker';
+import { loadTemporalConnectConfig } from './temporal-config';
 
 /** Address used when neither TEMPORAL_ADDRESS nor a config profile names one: the local dev server. */
 export const LOCAL_ADDRESS = '127.0.0.1:7233';
@@ -21,10 +21,11 @@ export interface TemporalTarget {
 
 /**
  * Reads TEMPORAL_ADDRESS, TEMPORAL_NAMESPACE, TEMPORAL_API_KEY, TEMPORAL_TLS_*, TEMPORAL_PROFILE and
- * TEMPORAL_CONFIG_FILE the way every Temporal tool does, defaulting to the local dev server.
+ * TEMPORAL_CONFIG_FILE the way every Temporal tool does, defaulting to the local dev server. A bad
+ * config file or profile is a ConfigError that names the file and its profiles.
  */
 export function temporalTarget(overrides: { address?: string; namespace?: string } = {}): TemporalTarget {
-  const cfg = loadClientConnectConfig();
+  const cfg = loadTemporalConnectConfig();
   const connectionOptions: NativeConnectionOptions = { ...cfg.connectionOptions };
   connectionOptions.address = overrides.address ?? connectionOptions.address ?? LOCAL_ADDRESS;
   return { connectionOptions, namespace: overrides.namespace ?? cfg.namespace ?? 'default' };

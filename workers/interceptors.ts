@@ -1,12 +1,15 @@
 import { Context } from '@temporalio/activity';
 import type { ActivityExecuteInput, ActivityInboundCallsInterceptor, Next } from '@temporalio/worker';
+import { describeError, errorTypeOf } from '../shared/private-text';
 import type { AgentCall, CallEnd } from './agent-calls';
 import { agentCallOf, callEnded, callFailed } from './agent-calls';
+import { currentPrivateWords } from './private-values';
 
 /**
  * Logs one structured line per activity attempt outcome through Temporal's logger: type, id,
  * attempt, workflow id and duration, and for model and tool calls the step, model or tool, call id,
  * tokens and outcome. Arguments, prompts and results are never logged: they may hold user data.
+ * A failure is logged as its type and a sanitised message (no word of the arguments).
  */
 export class ActivityOutcomeLogger implements ActivityInboundCallsInterceptor {
   async execute(
@@ -34,9 +37,11 @@ export class ActivityOutcomeLogger implements ActivityInboundCallsInterceptor {
     } catch (err) {
       ctx.log.warn('activity failed', {
         ...meta,
-        ...(call ? endMeta(callFailed(err, ctx.cancellationSignal.aborted)) : {}),
+        ...(call
+          ? endMeta(callFailed(err, ctx.cancellationSignal.aborted))
+          : { errorType: errorTypeOf(err) }),
         durationMs: Date.now() - started,
-        error: (err as Error).message,
+        error: describeError(err, currentPrivateWords()),
       });
       throw err;
     }

@@ -1,43 +1,19 @@
-import { DefaultLogger, Runtime } from '@temporalio/worker';
-import type { LogEntry } from '@temporalio/worker';
 import { closeContentStores } from '../activities/content/config';
 import { closeEmailConnections } from '../activities/email';
 import { closeSqlConnections } from '../activities/sql';
 import type { WorkerConfig } from './config';
 import type { TemporalTarget } from './connect';
 import { connectClient, connectWorker } from './connect';
+import { installLogging } from './logging';
 import { startTracing } from './start-tracing';
 import { createAgentWorker } from './worker';
+
+export { installLogging } from './logging';
 
 /** A started worker: `done` settles when it has shut down; `stop` asks it to, and waits. */
 export interface RunningWorker {
   done: Promise<void>;
   stop(): Promise<void>;
-}
-
-let runtimeInstalled = false;
-
-/**
- * Routes Temporal's logs (the worker's and the activities') through one logger: Temporal's own
- * text lines on stderr, or with `json` one object per line on stdout (for log shippers and tests).
- * Takes effect once per process, before the first connection.
- */
-export function installLogging(level: WorkerConfig['logLevel'], format: WorkerConfig['logFormat']): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
-  const logger =
-    format === 'text'
-      ? new DefaultLogger(level)
-      : new DefaultLogger(level, (entry: LogEntry) => {
-          const line = {
-            time: new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString(),
-            level: entry.level,
-            msg: entry.message,
-            ...entry.meta,
-          };
-          process.stdout.write(`${JSON.stringify(line)}\n`);
-        });
-  Runtime.install({ logger });
 }
 
 /**

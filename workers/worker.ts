@@ -6,6 +6,7 @@ import { contentStoreFor } from '../activities/content/config';
 import type { ContentStore } from '../activities/content/store';
 import type { WorkerConfig } from './config';
 import { ActivityOutcomeLogger } from './interceptors';
+import { PrivateValuesInterceptor } from './private-values';
 import type { Tracing } from './tracing';
 
 /** What a worker needs. Tests pass a prebuilt bundle and swapped providers. */
@@ -52,8 +53,10 @@ export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worke
     activities,
     maxConcurrentActivityTaskExecutions: opts.config.maxConcurrentActivities,
     interceptors: {
-      // Temporal's tracing interceptor is outermost, so the agent's spans nest under RunActivity.
+      // The call's arguments are known to everything inside it (to redact them from messages);
+      // Temporal's tracing interceptor comes next, so the agent's spans nest under RunActivity.
       activity: [
+        () => ({ inbound: new PrivateValuesInterceptor() }),
         ...(opts.tracing ? opts.tracing.activityInterceptors.slice(0, 1) : []),
         () => ({ inbound: new ActivityOutcomeLogger() }),
         ...(opts.tracing ? opts.tracing.activityInterceptors.slice(1) : []),

@@ -228,7 +228,7 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
           ...(model ? { model } : {}),
         });
         const config = loadWorkerConfig();
-        const tracing = startTracing(config);
+        const tracing = startTracing(config, 'fork');
         const client = await connectClient(target(), tracing?.clientInterceptors);
         try {
           const workflowId = o.id ?? `fork-${randomUUID()}`;

@@ -50,7 +50,7 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
   const deadline = Date.now() + 60_000;
   const running = () =>
     lines.some((l) => l.msg === 'Worker state changed' && l.state === 'RUNNING') ||
-    /Worker state changed .*state: 'RUNNING'/s.test(stderr.join(''));
+    / INFO {2}Worker state changed state=RUNNING$/m.test(stderr.join(''));
   while (!running()) {
     if (child.exitCode !== null) throw new Error(`worker exited: ${stderr.join('')}`);
     if (Date.now() > deadline) throw new Error(`worker did not start: ${stderr.join('')}`);
