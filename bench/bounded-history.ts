@@ -67,14 +67,23 @@ async function run(
   return { histories, result: result as AgentResult, seconds };
 }
 
-/** Bytes of history per step: each event counts for the step whose model call came last before it. */
-function bytesPerStep(histories: History[]): number[] {
+/**
+ * Bytes of history per step: each event counts for the step whose model call came last before it,
+ * except the continue-as-new boundary (the closing event and the next run's start), counted apart.
+ */
+function bytesPerStep(histories: History[]): { steps: number[]; boundaries: number[] } {
   const steps: number[] = [];
+  const boundaries: number[] = [];
   for (const e of histories.flatMap((h) => h.events ?? [])) {
-    if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel') steps.push(0);
-    if (steps.length) steps[steps.length - 1] = (steps.at(-1) as number) + eventBytes(e);
+    if (e.workflowExecutionContinuedAsNewEventAttributes) boundaries.push(eventBytes(e));
+    else if (e.workflowExecutionStartedEventAttributes && steps.length)
+      boundaries[boundaries.length - 1] = (boundaries.at(-1) ?? 0) + eventBytes(e);
+    else {
+      if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel') steps.push(0);
+      if (steps.length) steps[steps.length - 1] = (steps.at(-1) as number) + eventBytes(e);
+    }
   }
-  return steps;
+  return { steps, boundaries };
 }
 
 function largestPayload(histories: History[]): number {
@@ -131,7 +140,7 @@ async function main(): Promise<void> {
       { tools: ['sql_query'], policy: { maxSteps: STEPS + 1 } },
     );
     if (long.result.steps !== STEPS) throw new Error(`expected ${STEPS} steps, got ${long.result.steps}`);
-    const per = bytesPerStep(long.histories);
+    const { steps: per, boundaries } = bytesPerStep(long.histories);
     const meanEnding = (k: number) => {
       const window = per.slice(Math.max(0, k - 10), k);
       return window.reduce((a, b) => a + b, 0) / window.length;
@@ -142,8 +151,12 @@ async function main(): Promise<void> {
       );
     }
     const total = long.histories.reduce((n, h) => n + historyBytes(h), 0);
+    const boundary = boundaries.length ? boundaries.reduce((a, b) => a + b, 0) / boundaries.length : 0;
     console.log(
-      `total history: ${kb(total)} in ${long.histories.length} runs (continue-as-new chain), ${long.seconds.toFixed(1)} s`,
+      `continue-as-new: ${boundaries.length} times, ${kb(boundary)} each (the carried state, in the closing and the starting event)`,
+    );
+    console.log(
+      `total history: ${kb(total)} in ${long.histories.length} runs, ${kb(total / STEPS)} a step all included, ${long.seconds.toFixed(1)} s`,
     );
     console.log(`largest payload: ${kb(largestPayload(long.histories))} (limit 2,048 KB)`);
     console.log(
@@ -169,8 +182,7 @@ async function main(): Promise<void> {
       { tools: ['sql_query'], policy: { maxSteps: CHAT_CALLS + 1, contextTokens: 100_000 } },
     );
     const chatTotal = chat.histories.reduce((n, h) => n + historyBytes(h), 0);
-    const chatSteps = bytesPerStep(chat.histories);
-    const overhead = Math.min(...chatSteps);
+    const overhead = Math.min(...bytesPerStep(chat.histories).steps);
     const previous = await previousDesignBytes(chat.histories, overhead);
     console.log(
       `finished: ${chat.result.stopReason} after ${chat.result.steps} model calls, ${chat.seconds.toFixed(1)} s`,

@@ -69,11 +69,11 @@ export const BUDGETS = Object.freeze({
    */
   continueAsNewInputBytes: 1900 * 1024,
   /** The run's recent events kept for live progress (`events` query, carried over). */
-  eventsBytes: 128 * 1024,
+  eventsBytes: 64 * 1024,
   /** The run's citation records (`citations` query, carried over). */
   citationsBytes: 192 * 1024,
   /** The recent transcript a run keeps for the `transcript` query (carried over). */
-  transcriptBytes: 128 * 1024,
+  transcriptBytes: 64 * 1024,
   /** One user message sent into a running agent; longer ones are cut with a notice. */
   userMessageBytes: 16 * 1024,
   /** User messages waiting for the next model turn, together; more are refused with an event. */

@@ -25,6 +25,7 @@ let worker: WorkerProcess;
 let env: Record<string, string>;
 const scriptsDir = tempDir('debug-scripts');
 const work = tempDir('debug-work');
+const contentDir = tempDir('debug-content');
 
 /** Six steps: five tool turns, then an answer quoting every result. */
 const SIX_STEPS = {
@@ -38,13 +39,24 @@ const SIX_STEPS = {
   ],
 };
 
+/** A result over the inline budget (kept by reference), then a quick step, then an answer quoting it. */
+const LARGE = {
+  turns: [
+    callTurn(['sql_query', { sql: 'SELECT repeat(chr(67), 6000) AS big' }, 'q']),
+    callTurn(['calculator', { expression: '1+1' }, 'c']),
+    answerTurn('{{result:q}}'),
+  ],
+};
+
 beforeAll(async () => {
   fs.writeFileSync(path.join(scriptsDir, 'six.json'), JSON.stringify(SIX_STEPS));
+  fs.writeFileSync(path.join(scriptsDir, 'large.json'), JSON.stringify(LARGE));
   fx = await startDevServerFixture();
   env = {
     TEMPORAL_ADDRESS: fx.address,
     DURABLE_AGENT_TASK_QUEUE: uid('debug'),
     DURABLE_AGENT_SCRIPTS_DIR: scriptsDir,
+    DURABLE_AGENT_CONTENT_STORE: contentDir,
   };
   worker = await startWorkerProcess(env);
 }, 120_000);
@@ -186,3 +198,39 @@ test('replay --all replays every run a visibility query finds, with a summary', 
   expect(m?.[1]).toBe(m?.[2]);
   expect(out.stderr).toMatch(/\[#+\] \d+\/\d+/);
 }, 120_000);
+
+test('a run with a large result: export --with-content bundles it; transcript --file reads it whole; fork goes on from it', async () => {
+  const id = uid('large');
+  const out = await runCli(
+    ['run', '--id', id, '--model', 'scripted:large', '--tools', 'sql_query,calculator', 'big'],
+    env,
+  );
+  expect(out.code).toBe(0);
+  expect(out.stdout).toContain('C'.repeat(6000));
+
+  const file = path.join(work, `${id}.json`);
+  const exported = await runCli(['export', id, '-o', file, '--with-content'], env);
+  expect(exported.code).toBe(0);
+  expect(exported.stderr).toMatch(/Wrote \d+ stored values to .*\.content\.json$/m);
+  // History keeps a preview; the bundle holds the whole result.
+  const tool = buildTimeline(readHistoryFile(file)).find((e) => e.kind === 'tool' && e.toolCallId === 'q');
+  expect(tool).toMatchObject({ resultRef: expect.stringMatching(/^sha256:/) });
+  expect((tool as { result: string }).result.length).toBeLessThan(1100);
+
+  // Another machine: an empty content store, only the exported files.
+  const elsewhere = { ...env, DURABLE_AGENT_CONTENT_STORE: tempDir('empty-store') };
+  const whole = await runCli(['transcript', '--file', file, '--format', 'json'], elsewhere);
+  const entries = JSON.parse(whole.stdout) as ReturnType<typeof buildTimeline>;
+  expect(entries.find((e) => e.kind === 'tool' && e.toolCallId === 'q')).toMatchObject({
+    result: expect.stringContaining('C'.repeat(6000)),
+  });
+  fs.rmSync(file.replace(/\.json$/, '.content.json'));
+  const previews = await runCli(['transcript', '--file', file], elsewhere);
+  expect(previews.code).toBe(0);
+  expect(previews.stdout).toMatch(/result: .*\[5\.\d KiB in the content store\]/);
+
+  // The fork's first model call reads the stored conversation: it quotes the result of step 1.
+  const fork = await runCli(['fork', id, '--from-step', '1', '--id', uid('fork-large')], env);
+  expect(fork.code).toBe(0);
+  expect(fork.stdout).toContain('C'.repeat(6000));
+}, 180_000);

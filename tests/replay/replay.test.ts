@@ -12,7 +12,14 @@ import { SCENARIOS } from './scenarios';
 import { quietRuntime } from '../support/temporal';
 
 const DIR = path.join(__dirname, 'histories');
-const FILES = fs.readdirSync(DIR).filter((f) => f.endsWith('.json'));
+/** Today's recordings, plus v1/: runs recorded before large content went by reference. */
+const FILES = [
+  ...fs.readdirSync(DIR).filter((f) => f.endsWith('.json')),
+  ...fs
+    .readdirSync(path.join(DIR, 'v1'))
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => path.join('v1', f)),
+];
 let current: WorkflowBundleWithSourceMap;
 let changed: WorkflowBundleWithSourceMap;
 

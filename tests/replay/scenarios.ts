@@ -101,6 +101,24 @@ export const SCENARIOS: Scenario[] = [
       }),
   },
   {
+    // Results over the inline budget travel by reference (content store), and model calls carry
+    // only what is new: the history holds previews and references.
+    name: 'large-results',
+    run: (client, tq, id) =>
+      agent(client, tq, id, {
+        task: 'large results',
+        tools: ['sql_query'],
+        model: {
+          provider: 'scripted',
+          turns: [
+            callTurn(['sql_query', { sql: 'SELECT repeat(chr(65), 60000) AS big' }, 'big1']),
+            callTurn(['sql_query', { sql: 'SELECT repeat(chr(66), 60000) AS big' }, 'big2']),
+            answerTurn('Both values read.'),
+          ],
+        },
+      }),
+  },
+  {
     name: 'email',
     config: () => ({ email: emailConfig() }),
     run: (client, tq, id) =>

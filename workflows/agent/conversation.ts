@@ -13,7 +13,7 @@ import type { CallModelInput, CallModelOutput } from '../../shared/model';
 import { eventArgs } from './events';
 
 /** Longest text of a transcript entry; longer ones are previews with their full size. */
-const ENTRY_TEXT_BYTES = BUDGETS.toolResultPreviewBytes;
+const ENTRY_TEXT_BYTES = 512;
 /** Entries the recent transcript keeps at most (besides its byte budget). */
 const MAX_ENTRIES = 1000;
 /** Tool call ids remembered to keep new ones unique. */

@@ -3,8 +3,8 @@ import type { AgentEvent } from '../../shared/agent';
 
 /** Events kept (and carried over continue-as-new); older ones are dropped first. */
 const MAX_EVENTS = 1000;
-/** Longest text put in an event, so the `events` query stays small. */
-const EVENT_TEXT_BYTES = 1000;
+/** Longest text put in an event, so the `events` query and the carried state stay small. */
+const EVENT_TEXT_BYTES = 400;
 /** Largest tool arguments shown in an event as they are; larger ones become a JSON preview. */
 const EVENT_ARGS_BYTES = 500;
 
