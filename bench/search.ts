@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../cli/binaries';
 import { indexPath } from '../activities/search/kb/indexer';
+import { searchKnowledgeBase } from '../activities/search/kb/service';
 import { KnowledgeBase } from '../activities/search/kb/store';
 
 const CHUNK_CHARS = 1000;
@@ -128,7 +129,7 @@ async function benchSize(chunks: number): Promise<void> {
         rand() < 0.5 ? pick() : (words[Math.floor(rand() * 2000)] as string),
       ).join(' ');
       const start = performance.now();
-      const hits = await kb.search(query, 10);
+      const hits = await searchKnowledgeBase(kb.dir, query, 10);
       latencies.push(performance.now() - start);
       if (hits.length > 0) withHits += 1;
     }
@@ -157,7 +158,7 @@ async function relevance(): Promise<void> {
     let top3 = 0;
     let reciprocal = 0;
     for (const { query, expected } of labels.queries) {
-      const docs = [...new Set((await kb.search(query, 10)).map((h) => h.filename))];
+      const docs = [...new Set((await searchKnowledgeBase(kb.dir, query, 10)).map((h) => h.filename))];
       const pos = docs.indexOf(expected);
       if (pos === 0) top1 += 1;
       if (pos >= 0 && pos < 3) top3 += 1;
@@ -176,7 +177,7 @@ async function relevance(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  console.log(`knowledge base (PGlite full-text search), Node ${process.version}, ${os.cpus().length} CPUs`);
+  console.log(`knowledge base (BM25F snapshot index), Node ${process.version}, ${os.cpus().length} CPUs`);
   await relevance();
   for (const chunks of [1_000, 10_000]) await benchSize(chunks);
 }

@@ -41,14 +41,26 @@ export function isSupportedDocument(file: string): boolean {
   return path.extname(file).toLowerCase() in DOCUMENT_EXTENSIONS;
 }
 
+/** Options of {@link parseDocument}. */
+export interface ParseOptions {
+  /** Title when the document has none of its own, e.g. the npm package a README belongs to. */
+  fallbackTitle?: string;
+}
+
 /**
  * Parses a file's content into a title and chunks of about `chunkChars` characters. The title is
- * the first top-level heading (Markdown), `<title>` or `<h1>` (HTML), a short first line (text), or
- * else the file name.
+ * the first real heading that opens the document (badges and images removed; Markdown `#`, setext
+ * or HTML headings), `<title>` or `<h1>` (HTML), a short first line (text), or else
+ * `opts.fallbackTitle` or the file name (a README's folder name, never "README").
  */
-export function parseDocument(filename: string, content: string, chunkChars: number): ParsedDocument {
+export function parseDocument(
+  filename: string,
+  content: string,
+  chunkChars: number,
+  opts: ParseOptions = {},
+): ParsedDocument {
   const format = DOCUMENT_EXTENSIONS[path.extname(filename).toLowerCase()] ?? 'text';
-  const fallbackTitle = titleFromFilename(filename);
+  const fallbackTitle = opts.fallbackTitle?.trim() || titleFromFilename(filename);
   let title: string;
   let sections: Section[];
   if (format === 'markdown') {
@@ -60,46 +72,108 @@ export function parseDocument(filename: string, content: string, chunkChars: num
   } else {
     ({ title, sections } = textSections(content, fallbackTitle));
   }
-  const chunks: Chunk[] = [];
-  for (const s of sections) {
-    for (const text of packParagraphs(s.body, chunkChars))
-      chunks.push({ no: chunks.length, heading: s.heading, text });
-  }
-  return { title, chunks };
+  return { title, chunks: packSections(sections, chunkChars) };
+}
+
+/** Base names that say nothing about a document (`README`, `README.zh-CN`, `index`). */
+const GENERIC_NAMES = /^(readme|index|readme[._-]?[a-z]{2}(?:[-_][a-z]{2,4})?)$/i;
+
+/** Whether a file's name says nothing about it, so its folder's name is the better title. */
+export function hasGenericName(file: string): boolean {
+  return GENERIC_NAMES.test(path.parse(file).name);
 }
 
 function titleFromFilename(filename: string): string {
-  const base = path.basename(filename, path.extname(filename)).replace(/[-_]+/g, ' ').trim();
+  const parsed = path.posix.parse(filename.split(path.sep).join('/'));
+  let base = parsed.name;
+  if (GENERIC_NAMES.test(base)) base = path.posix.basename(parsed.dir) || 'Untitled';
+  base = base.replace(/[-_]+/g, ' ').trim();
   return base ? base[0]!.toUpperCase() + base.slice(1) : filename;
 }
 
-/** Splits Markdown at headings. The first `#` heading is the title, not a section of its own. */
-function markdownSections(md: string, fallbackTitle: string): { title: string; sections: Section[] } {
+/**
+ * HTML headings inside Markdown (`<h1 align="center">…</h1>`, common in READMEs) become `#` lines,
+ * so they title and split the document like Markdown headings do.
+ */
+function htmlHeadingsToMarkdown(md: string): string {
+  return md.replace(/<h([1-6])\b[^>]*>([\s\S]*?)<\/h\1\s*>/gi, (_m, level: string, inner: string) => {
+    const text = inner
+      .replace(/<img\b[^>]*>/gi, '')
+      .replace(/<[^>]+>/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
+    return `\n${'#'.repeat(Number(level))} ${text}\n`;
+  });
+}
+
+/** Text of a heading line without badges, images, link targets or markup. */
+function headingText(raw: string): string {
+  return stripMarkdown(raw).replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Splits Markdown at headings. The title is the first heading seen before any prose (badges,
+ * images and HTML-only lines are not prose); it is not a section of its own. A section's heading is
+ * its path below the title, at most two levels deep (`API › he.encode(text)`), so a passage keeps
+ * the context its own heading leaves out.
+ */
+function markdownSections(mdRaw: string, fallbackTitle: string): { title: string; sections: Section[] } {
+  const md = htmlHeadingsToMarkdown(mdRaw.replace(/\r\n?/g, '\n'));
   const sections: Section[] = [];
   let title: string | undefined;
-  let heading = '';
+  let sawProse = false;
+  const stack: { level: number; text: string }[] = [];
   let lines: string[] = [];
   let inFence = false;
+  const currentHeading = () =>
+    stack
+      .slice(-2)
+      .map((h) => h.text)
+      .join(' › ');
   const flush = () => {
     const body = stripMarkdown(lines.join('\n')).trim();
-    if (body) sections.push({ heading, body });
+    if (body) sections.push({ heading: currentHeading(), body });
     lines = [];
   };
-  for (const line of md.replace(/\r\n?/g, '\n').split('\n')) {
+  const source = md.split('\n');
+  for (let i = 0; i < source.length; i++) {
+    const line = source[i] as string;
     if (/^\s*(```|~~~)/.test(line)) inFence = !inFence;
-    const h = inFence ? null : /^(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line);
-    if (!h) {
+    let level = 0;
+    let raw = '';
+    const atx = inFence ? null : /^ {0,3}(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line);
+    const next = source[i + 1];
+    if (atx) {
+      level = (atx[1] as string).length;
+      raw = atx[2] as string;
+    } else if (
+      !inFence &&
+      next !== undefined &&
+      /^ {0,3}(=+|-{2,})\s*$/.test(next) &&
+      line.trim() &&
+      !/^\s*([-*+>|]|\d+\.)/.test(line) &&
+      (i === 0 || !(source[i - 1] as string).trim())
+    ) {
+      // Setext heading: a one-line paragraph underlined with === (level 1) or --- (level 2).
+      level = next.trim().startsWith('=') ? 1 : 2;
+      raw = line;
+      i += 1;
+    }
+    const text = level ? headingText(raw) : '';
+    if (!text) {
+      if (!inFence && !sawProse && stripMarkdown(line).trim()) sawProse = true;
       lines.push(line);
       continue;
     }
     flush();
-    const text = stripMarkdown(h[2] as string).trim();
-    if (title === undefined && (h[1] as string).length === 1) {
+    if (title === undefined && !sawProse) {
       title = text;
-      heading = '';
-    } else {
-      heading = text;
+      stack.length = 0;
+      continue;
     }
+    while (stack.length && (stack.at(-1) as { level: number }).level >= level) stack.pop();
+    stack.push({ level, text });
+    sawProse = true;
   }
   flush();
   return { title: title ?? fallbackTitle, sections };
@@ -115,17 +189,29 @@ function textSections(text: string, fallbackTitle: string): { title: string; sec
   return { title: fallbackTitle, sections: normalized ? [{ heading: '', body: normalized }] : [] };
 }
 
-/** Removes Markdown markup that would otherwise be indexed as words (link targets, emphasis, code ticks). */
+/**
+ * Removes Markdown markup that would otherwise be indexed as words: images and badges (their alt
+ * text is "Build Status", not content), link targets and reference definitions, emphasis, code
+ * ticks, HTML tags.
+ */
 function stripMarkdown(md: string): string {
   return md
-    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/<!--[\s\S]*?-->/g, '')
+    .replace(/<img\b[^>]*>/gi, '')
+    .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
+    .replace(/!\[[^\]]*\]\[[^\]]*\]/g, '')
+    .replace(/^\s{0,3}\[[^\]]+\]:\s*\S+.*$/gm, '')
+    .replace(/\[\s*\]\([^)]*\)/g, '')
+    .replace(/\[\s*\]\[[^\]]*\]/g, '')
     .replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')
+    .replace(/\[([^\]]+)\]\[[^\]]*\]/g, '$1')
     .replace(/^\s*(```|~~~).*$/gm, '')
     .replace(/`([^`]*)`/g, '$1')
     .replace(/(\*\*|__|\*|_)(?=\S)([^*_]+?)\1/g, '$2')
     .replace(/^\s{0,3}>\s?/gm, '')
     .replace(/^\s*[-*+]\s+/gm, '• ')
-    .replace(/<[^>]+>/g, '');
+    .replace(/<[^>]+>/g, '')
+    .replace(/&nbsp;/g, ' ');
 }
 
 /**
@@ -159,6 +245,39 @@ function htmlToMarkdownish(html: string): string {
 
 function decodeEntities(s: string): string {
   return convert(s, { wordwrap: false });
+}
+
+/** A section this short is merged with the next one rather than standing as a chunk of its own. */
+const SHORT_SECTION_CHARS = 200;
+
+/**
+ * Cuts sections into chunks. A short section (a one-line "Installation: npm i x") is merged with
+ * the sections after it, its heading written into the text, up to the chunk size: a chunk that is
+ * little more than its heading would otherwise win every query that names the heading.
+ */
+function packSections(sections: readonly Section[], max: number): Chunk[] {
+  const chunks: Chunk[] = [];
+  let pending: Section | undefined;
+  const inline = (s: Section, text: string) => (s.heading ? `${s.heading}\n\n${text}` : text);
+  for (const s of sections) {
+    const pieces = packParagraphs(s.body, max).map((text) => ({ heading: s.heading, body: text }));
+    const first = pieces[0];
+    if (pending && first) {
+      // The chunk keeps the heading it starts under; the later heading is written into its text.
+      const merged = { heading: pending.heading, body: `${pending.body}\n\n${inline(s, first.body)}` };
+      if (merged.body.length <= max) pieces[0] = merged;
+      else chunks.push({ no: chunks.length, heading: pending.heading, text: pending.body });
+      pending = undefined;
+    }
+    const last = pieces.at(-1);
+    if (last && pieces.length === 1 && last.body.length < SHORT_SECTION_CHARS) {
+      pending = last;
+      continue;
+    }
+    for (const p of pieces) chunks.push({ no: chunks.length, heading: p.heading, text: p.body });
+  }
+  if (pending) chunks.push({ no: chunks.length, heading: pending.heading, text: pending.body });
+  return chunks;
 }
 
 /**
