@@ -61,6 +61,8 @@ export const EmbeddingsConfigSchema = z
   .object({
     baseUrl: z.url({ message: 'must be the URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8080/v1' }),
     model: z.string({ message: 'is required: the embedding model name' }).trim().min(1),
+    /** Model for queries when the server names query and passage embeddings apart (e.g. `e5-query`). */
+    queryModel: z.string().trim().min(1).optional(),
     apiKey: z.string().trim().min(1).optional(),
     dimensions: z.number().int().min(1).max(65_536).optional(),
     batchSize: z.number().int().min(1).max(2048).default(64),

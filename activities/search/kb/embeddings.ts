@@ -10,6 +10,8 @@ export interface EmbeddingsSettings {
   /** Base URL up to the API version, e.g. `http://127.0.0.1:8080/v1`; `/embeddings` is appended. */
   baseUrl: string;
   model: string;
+  /** Model for queries, when the server separates query and passage embeddings by model name. */
+  queryModel?: string | undefined;
   apiKey?: string | undefined;
   /** Asks the model for vectors of this size (models that support shortening, e.g. OpenAI v3). */
   dimensions?: number | undefined;
@@ -38,11 +40,19 @@ const MAX_INPUT_CHARS = 2000;
 /** Creates an embedder for an OpenAI-compatible endpoint. */
 export function createEmbedder(cfg: EmbeddingsSettings, fetchImpl: typeof fetch = fetch): Embedder {
   const url = `${cfg.baseUrl.replace(/\/+$/, '')}/embeddings`;
-  const key = JSON.stringify([url, cfg.model, cfg.dimensions ?? null, cfg.documentPrefix, cfg.queryPrefix]);
+  const key = JSON.stringify([
+    url,
+    cfg.model,
+    cfg.queryModel ?? null,
+    cfg.dimensions ?? null,
+    cfg.documentPrefix,
+    cfg.queryPrefix,
+  ]);
   return {
     key,
     async embed(texts, kind, signal) {
       const prefix = kind === 'query' ? cfg.queryPrefix : cfg.documentPrefix;
+      const model = kind === 'query' ? (cfg.queryModel ?? cfg.model) : cfg.model;
       const out: Float32Array[] = [];
       for (let i = 0; i < texts.length; i += cfg.batchSize) {
         const input = texts.slice(i, i + cfg.batchSize).map((t) => prefix + t.slice(0, MAX_INPUT_CHARS));
@@ -52,7 +62,7 @@ export function createEmbedder(cfg: EmbeddingsSettings, fetchImpl: typeof fetch 
           method: 'POST',
           url,
           headers: cfg.apiKey ? { authorization: `Bearer ${cfg.apiKey}` } : {},
-          body: { model: cfg.model, input, ...(cfg.dimensions ? { dimensions: cfg.dimensions } : {}) },
+          body: { model, input, ...(cfg.dimensions ? { dimensions: cfg.dimensions } : {}) },
           responseSchema: EmbeddingsResponse,
           timeoutMs: cfg.timeoutMs,
           ...(signal ? { signal } : {}),
