@@ -10,14 +10,15 @@
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { formatZodIssues } from '../shared/tools/define';
-import { KnowledgeBaseSearchArgs } from '../shared/tools/search';
 import type { KnowledgeBaseConfig } from '../activities/search/config';
-import { resolveProjectPath } from '../activities/search/config';
+import { KNOWLEDGE_BASE_DEFAULTS } from '../activities/search/kb/defaults';
 import type { IndexProgress } from '../activities/search/kb/indexer';
 import type { KnowledgeBaseHit } from '../activities/search/kb/search';
 import type { KnowledgeBase } from '../activities/search/kb/store';
-import { loadWorkerConfig } from '../workers/config';
+import { PROJECT_ROOT } from './binaries';
+import type * as ToolDefine from '../shared/tools/define';
+import type * as SearchTools from '../shared/tools/search';
+import type * as WorkerConfig from '../workers/config';
 import type * as KbEmbeddings from '../activities/search/kb/embeddings';
 import type * as KbIndexer from '../activities/search/kb/indexer';
 import type * as KbLock from '../activities/search/kb/lock';
@@ -35,6 +36,9 @@ const load = {
   service: () => require('../activities/search/kb/service') as typeof KbService,
   snippet: () => require('../activities/search/kb/snippet') as typeof KbSnippet,
   store: () => require('../activities/search/kb/store') as typeof KbStore,
+  define: () => require('../shared/tools/define') as typeof ToolDefine,
+  searchTools: () => require('../shared/tools/search') as typeof SearchTools,
+  workerConfig: () => require('../workers/config') as typeof WorkerConfig,
 };
 /* eslint-enable @typescript-eslint/no-require-imports */
 
@@ -45,9 +49,32 @@ interface KbOpts {
 /** Files below this count finish too fast for a bar to help; a single summary line is enough. */
 const BAR_MIN_FILES = 50;
 
+function resolveProjectPath(p: string): string {
+  return path.resolve(PROJECT_ROOT, p);
+}
+
+/**
+ * The knowledge-base settings: the worker's config file when there is one (validated as the worker
+ * does), else the defaults, without loading the validation code a search does not need.
+ */
 function kbConfig(o: KbOpts): KnowledgeBaseConfig & { dir: string } {
-  const cfg = loadWorkerConfig().search.knowledgeBase;
+  const cfg: KnowledgeBaseConfig = process.env.DURABLE_AGENT_CONFIG?.trim()
+    ? load.workerConfig().loadWorkerConfig().search.knowledgeBase
+    : { ...KNOWLEDGE_BASE_DEFAULTS, seed: [...KNOWLEDGE_BASE_DEFAULTS.seed] };
   return { ...cfg, dir: o.dataDir ? path.resolve(o.dataDir) : resolveProjectPath(cfg.dataDir) };
+}
+
+/**
+ * The validated search arguments. Plain values are checked here; anything else goes through the
+ * tool's own schema, so the CLI reports exactly what the agent's tool would.
+ */
+function searchArgs(query: string, max: number): { query: string; max_results: number } {
+  const q = query.trim();
+  if (q && q.length <= 400 && Number.isInteger(max) && max >= 1 && max <= 100)
+    return { query: q, max_results: max };
+  const args = load.searchTools().KnowledgeBaseSearchArgs.safeParse({ query, max_results: max });
+  if (!args.success) throw new Error(load.define().formatZodIssues(args.error));
+  return args.data;
 }
 
 function embedderOf(cfg: KnowledgeBaseConfig) {
@@ -162,8 +189,7 @@ export function registerKbCommands(program: Command): void {
       .option('-n, --max-results <n>', 'results to show, 1–100', maxResults, 5)
       .option('--json', 'print the hits as JSON'),
   ).action(async (query: string, o: KbOpts & { maxResults: number; json?: boolean }) => {
-    const args = KnowledgeBaseSearchArgs.safeParse({ query, max_results: o.maxResults });
-    if (!args.success) throw new Error(formatZodIssues(args.error));
+    const args = { data: searchArgs(query, o.maxResults) };
     const cfg = kbConfig(o);
     if (load.store().snapshotStats(cfg.dir).chunks === 0) {
       await withKb(cfg, (k) =>

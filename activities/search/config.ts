@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { PROJECT_ROOT } from '../../cli/binaries';
 import { WEB_PROVIDERS } from '../../shared/tools/search';
+import { KNOWLEDGE_BASE_DEFAULTS as KB } from './kb/defaults';
 
 const keyed = (defaultBaseUrl: string, keyHint: string) =>
   z
@@ -76,16 +77,16 @@ export const EmbeddingsConfigSchema = z
 export const KnowledgeBaseConfigSchema = z
   .object({
     /** Folder of the index; the worker and the CLI share it. */
-    dataDir: z.string().trim().min(1).default('.data/kb'),
+    dataDir: z.string().trim().min(1).default(KB.dataDir),
     /**
      * Folders indexed on first use when the knowledge base is empty, so the demo works with no
      * setup. Set to [] to start empty.
      */
-    seed: z.array(z.string().trim().min(1)).default(['examples/kb']),
+    seed: z.array(z.string().trim().min(1)).default(() => [...KB.seed]),
     /** Target chunk size in characters: small enough to rank a passage, big enough to make sense alone. */
-    chunkChars: z.number().int().min(200).max(8000).default(1000),
+    chunkChars: z.number().int().min(200).max(8000).default(KB.chunkChars),
     /** How long to wait for another process (a CLI `kb add`) to release the index. */
-    lockTimeoutMs: z.number().int().min(0).max(600_000).default(30_000),
+    lockTimeoutMs: z.number().int().min(0).max(600_000).default(KB.lockTimeoutMs),
     /** Semantic recall; unset keeps the knowledge base lexical-only. */
     embeddings: EmbeddingsConfigSchema.optional(),
   })
