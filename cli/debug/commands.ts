@@ -11,6 +11,7 @@ import { parseModelSpec } from '../model-spec';
 import { watchRun } from '../watch';
 import type { History } from './history';
 import { fetchRunHistory, historyJson, readHistoryFile } from './history';
+import { citationsFromHistory } from './citations';
 import { planFork } from './fork';
 import type { TranscriptFormat } from './render';
 import { renderTimeline } from './render';
@@ -158,7 +159,9 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
         const width = Number(o.width);
         if (!Number.isInteger(width) || width < 20) throw new Error('--width must be a whole number ≥ 20');
         const { history } = await loadHistory(target, id, o);
-        console.log(renderTimeline(buildTimeline(history), o.format as TranscriptFormat, width));
+        const format = o.format as TranscriptFormat;
+        const citations = format === 'json' ? undefined : citationsFromHistory(history);
+        console.log(renderTimeline(buildTimeline(history), format, width, citations));
       },
     );
 
