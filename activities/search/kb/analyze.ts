@@ -79,8 +79,19 @@ export function normalizeWord(raw: string): string | undefined {
   return stem(word);
 }
 
+/** Options of {@link analyze}. */
+export interface AnalyzeOptions {
+  /** Also emit every CJK character as a unigram (documents); queries emit one only for a lone character. */
+  cjkUnigrams?: boolean;
+}
+
+/** Whether a term is a CJK unigram (indexed beside the bigrams, not counted in field lengths). */
+export function isUnigram(term: string): boolean {
+  return term.startsWith('1:');
+}
+
 /** Analyzes `text` into terms (see the module comment). */
-export function analyze(text: string): Token[] {
+export function analyze(text: string, opts: AnalyzeOptions = {}): Token[] {
   const out: Token[] = [];
   let pos = 0;
   for (const m of text.matchAll(PIECE)) {
@@ -93,13 +104,14 @@ export function analyze(text: string): Token[] {
         out.push({ term: `1:${piece}`, pos: pos++, start: at, end: at + piece.length });
         continue;
       }
-      for (let i = 0; i + 1 < chars.length; i++) {
+      for (let i = 0; i < chars.length; i++) {
         const a = chars[i] as string;
-        const b = chars[i + 1] as string;
-        out.push({ term: a + b, pos: pos++, start: offset, end: offset + a.length + b.length });
+        const b = chars[i + 1];
+        if (opts.cjkUnigrams) out.push({ term: `1:${a}`, pos, start: offset, end: offset + a.length });
+        if (b !== undefined) out.push({ term: a + b, pos, start: offset, end: offset + a.length + b.length });
         offset += a.length;
+        pos += 1;
       }
-      pos += 1;
       continue;
     }
     const term = normalizeWord(piece);

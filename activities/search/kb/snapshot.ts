@@ -10,7 +10,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { analyze } from './analyze';
+import { analyze, isUnigram } from './analyze';
 import type { Chunk } from './documents';
 
 /** Term frequencies of one text: term → count. */
@@ -77,9 +77,12 @@ export function own<T>(map: Record<string, T>, term: string): T | undefined {
 
 function counts(text: string): { terms: TermCounts; len: number } {
   const terms = Object.create(null) as TermCounts;
-  const tokens = analyze(text);
-  for (const t of tokens) terms[t.term] = (terms[t.term] ?? 0) + 1;
-  return { terms, len: tokens.length };
+  let len = 0;
+  for (const t of analyze(text, { cjkUnigrams: true })) {
+    terms[t.term] = (terms[t.term] ?? 0) + 1;
+    if (!isUnigram(t.term)) len += 1;
+  }
+  return { terms, len };
 }
 
 /** Analyses a parsed document into the record its document file holds. */
