@@ -1,4 +1,5 @@
 #!/usr/bin/env node
 // Runs the CLI from its TypeScript source through tsx, so no build step is needed.
 require('tsx/cjs');
-require('../cli/main.ts');
+// `kb` commands have a lean entry that loads no Temporal code, so a search answers quickly.
+require(process.argv[2] === 'kb' ? '../cli/kb-main.ts' : '../cli/main.ts');

@@ -1,21 +1,46 @@
 /**
  * `durable-agent kb …`: manage the local knowledge base from a shell. The commands run the same
- * indexing and search code as the worker's activities, in this process, on the same data folder
- * (the folder's lock keeps the two from writing at once).
+ * indexing and search code as the worker's activities, in this process, on the same data folder.
+ * Searching reads the index's last snapshot without taking the folder's lock, so it never waits
+ * for a worker or a `kb add`; adding takes the lock.
+ *
+ * Only what a command needs is loaded, and nothing of Temporal: `kb search` is meant to answer in a
+ * fraction of a second.
  */
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { formatZodIssues } from '../shared/tools/define';
-import { KnowledgeBaseSearchArgs } from '../shared/tools/search';
 import type { KnowledgeBaseConfig } from '../activities/search/config';
-import { resolveProjectPath } from '../activities/search/config';
+import { KNOWLEDGE_BASE_DEFAULTS } from '../activities/search/kb/defaults';
 import type { IndexProgress } from '../activities/search/kb/indexer';
+import type { KnowledgeBaseHit } from '../activities/search/kb/search';
 import type { KnowledgeBase } from '../activities/search/kb/store';
-import { loadWorkerConfig } from '../workers/config';
-import type * as KbPool from '../activities/search/kb/pool';
-import type * as KbLock from '../activities/search/kb/lock';
+import { PROJECT_ROOT } from './binaries';
+import type * as ToolDefine from '../shared/tools/define';
+import type * as SearchTools from '../shared/tools/search';
+import type * as WorkerConfig from '../workers/config';
+import type * as KbEmbeddings from '../activities/search/kb/embeddings';
 import type * as KbIndexer from '../activities/search/kb/indexer';
+import type * as KbLock from '../activities/search/kb/lock';
+import type * as KbPool from '../activities/search/kb/pool';
+import type * as KbService from '../activities/search/kb/service';
+import type * as KbSnippet from '../activities/search/kb/snippet';
+import type * as KbStore from '../activities/search/kb/store';
+
+/* eslint-disable @typescript-eslint/no-require-imports -- each command loads only the code it runs */
+const load = {
+  embeddings: () => require('../activities/search/kb/embeddings') as typeof KbEmbeddings,
+  indexer: () => require('../activities/search/kb/indexer') as typeof KbIndexer,
+  lock: () => require('../activities/search/kb/lock') as typeof KbLock,
+  pool: () => require('../activities/search/kb/pool') as typeof KbPool,
+  service: () => require('../activities/search/kb/service') as typeof KbService,
+  snippet: () => require('../activities/search/kb/snippet') as typeof KbSnippet,
+  store: () => require('../activities/search/kb/store') as typeof KbStore,
+  define: () => require('../shared/tools/define') as typeof ToolDefine,
+  searchTools: () => require('../shared/tools/search') as typeof SearchTools,
+  workerConfig: () => require('../workers/config') as typeof WorkerConfig,
+};
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 interface KbOpts {
   dataDir?: string;
@@ -24,35 +49,56 @@ interface KbOpts {
 /** Files below this count finish too fast for a bar to help; a single summary line is enough. */
 const BAR_MIN_FILES = 50;
 
+function resolveProjectPath(p: string): string {
+  return path.resolve(PROJECT_ROOT, p);
+}
+
+/**
+ * The knowledge-base settings: the worker's config file when there is one (validated as the worker
+ * does), else the defaults, without loading the validation code a search does not need.
+ */
 function kbConfig(o: KbOpts): KnowledgeBaseConfig & { dir: string } {
-  const cfg = loadWorkerConfig().search.knowledgeBase;
-  // The CLI closes the index as soon as it is done, so a running worker can take the lock back.
-  return {
-    ...cfg,
-    idleCloseMs: 0,
-    dir: o.dataDir ? path.resolve(o.dataDir) : resolveProjectPath(cfg.dataDir),
-  };
+  const cfg: KnowledgeBaseConfig = process.env.DURABLE_AGENT_CONFIG?.trim()
+    ? load.workerConfig().loadWorkerConfig().search.knowledgeBase
+    : { ...KNOWLEDGE_BASE_DEFAULTS, seed: [...KNOWLEDGE_BASE_DEFAULTS.seed] };
+  return { ...cfg, dir: o.dataDir ? path.resolve(o.dataDir) : resolveProjectPath(cfg.dataDir) };
+}
+
+/**
+ * The validated search arguments. Plain values are checked here; anything else goes through the
+ * tool's own schema, so the CLI reports exactly what the agent's tool would.
+ */
+function searchArgs(query: string, max: number): { query: string; max_results: number } {
+  const q = query.trim();
+  if (q && q.length <= 400 && Number.isInteger(max) && max >= 1 && max <= 100)
+    return { query: q, max_results: max };
+  const args = load.searchTools().KnowledgeBaseSearchArgs.safeParse({ query, max_results: max });
+  if (!args.success) throw new Error(load.define().formatZodIssues(args.error));
+  return args.data;
+}
+
+function embedderOf(cfg: KnowledgeBaseConfig) {
+  return cfg.embeddings ? load.embeddings().createEmbedder(cfg.embeddings) : undefined;
 }
 
 async function withKb<T>(
   cfg: ReturnType<typeof kbConfig>,
   fn: (kb: KnowledgeBase) => Promise<T>,
 ): Promise<T> {
-  // The index code is loaded by the kb commands only, not by every CLI start.
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
-  const { withKnowledgeBase } = require('../activities/search/kb/pool') as typeof KbPool;
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
-  const { LockBusyError } = require('../activities/search/kb/lock') as typeof KbLock;
+  const { LockBusyError } = load.lock();
+  const { vectorHook } = load.service();
   try {
-    return await withKnowledgeBase(
-      cfg.dir,
-      { lockTimeoutMs: cfg.lockTimeoutMs, idleCloseMs: 0, exclusive: true },
-      fn,
-    );
+    return await load
+      .pool()
+      .withKnowledgeBase(
+        cfg.dir,
+        { lockTimeoutMs: cfg.lockTimeoutMs, onSnapshot: vectorHook(embedderOf(cfg)) },
+        fn,
+      );
   } catch (err) {
     if (err instanceof LockBusyError) {
       throw new Error(
-        `The knowledge base in ${cfg.dir} is in use by process ${err.holder} (a worker mid-search or another kb command); try again in a moment.`,
+        `The knowledge base in ${cfg.dir} is being written by process ${err.holder} (a worker indexing, or another kb add); try again in a moment.`,
       );
     }
     throw err;
@@ -85,11 +131,10 @@ function progressBar(stream: NodeJS.WriteStream): { update(p: IndexProgress): vo
 async function addAndReport(kb: KnowledgeBase, target: string, chunkChars: number): Promise<void> {
   const bar = progressBar(process.stderr);
   const started = Date.now();
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
-  const { indexPath } = require('../activities/search/kb/indexer') as typeof KbIndexer;
-  const report = await indexPath(kb, target, { chunkChars, onProgress: (p) => bar.update(p) }).finally(() =>
-    bar.done(),
-  );
+  const report = await load
+    .indexer()
+    .indexPath(kb, target, { chunkChars, onProgress: (p) => bar.update(p) })
+    .finally(() => bar.done());
   const secs = ((Date.now() - started) / 1000).toFixed(1);
   console.log(
     `${report.root}: ${report.indexedFiles} indexed (${report.chunks} chunks), ${report.unchangedFiles} unchanged, ` +
@@ -103,6 +148,15 @@ function maxResults(value: string): number {
   if (!Number.isInteger(n) || n < 1 || n > 100)
     throw new InvalidArgumentError('must be a whole number from 1 to 100');
   return n;
+}
+
+/** The lines printed for one hit: title, file and score, then the snippet with its matches marked. */
+export function formatHit(h: KnowledgeBaseHit, i: number, tty: boolean): string {
+  const heading = h.heading ? ` › ${h.heading}` : '';
+  // Bold on a terminal; Markdown-style ** elsewhere, which still reads well in a file or a pipe.
+  const [open, close] = tty ? ['\x1b[1m', '\x1b[22m'] : ['**', '**'];
+  const snippet = load.snippet().markSnippet(h.snippet, open, close);
+  return `${i + 1}. ${h.title}${heading}  (${h.filename}, score ${h.score.toFixed(3)})\n   ${snippet}`;
 }
 
 /** Adds `kb add`, `kb search` and `kb status` to the CLI. */
@@ -133,19 +187,21 @@ export function registerKbCommands(program: Command): void {
       .description('Search the knowledge base as the agent would')
       .argument('<query>', 'what to search for')
       .option('-n, --max-results <n>', 'results to show, 1–100', maxResults, 5)
-      .option('--json', 'print the full records as JSON'),
+      .option('--json', 'print the hits as JSON'),
   ).action(async (query: string, o: KbOpts & { maxResults: number; json?: boolean }) => {
-    const args = KnowledgeBaseSearchArgs.safeParse({ query, max_results: o.maxResults });
-    if (!args.success) throw new Error(formatZodIssues(args.error));
+    const args = { data: searchArgs(query, o.maxResults) };
     const cfg = kbConfig(o);
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
-    const { seedIfEmpty } = require('../activities/search/kb/indexer') as typeof KbIndexer;
-    const hits = await withKb(cfg, async (k) => {
-      await seedIfEmpty(k, cfg.seed.map(resolveProjectPath), async (root) => {
-        console.error(`The knowledge base is empty; indexing ${root} first.`);
-        await addAndReport(k, root, cfg.chunkChars);
-      });
-      return k.search(args.data.query, args.data.max_results);
+    if (load.store().snapshotStats(cfg.dir).chunks === 0) {
+      await withKb(cfg, (k) =>
+        load.indexer().seedIfEmpty(k, cfg.seed.map(resolveProjectPath), async (root) => {
+          console.error(`The knowledge base is empty; indexing ${root} first.`);
+          await addAndReport(k, root, cfg.chunkChars);
+        }),
+      );
+    }
+    const hits = await load.service().searchKnowledgeBase(cfg.dir, args.data.query, args.data.max_results, {
+      embedder: embedderOf(cfg),
+      onFallback: (reason) => console.error(`(lexical ranking only: ${reason})`),
     });
     if (o.json) {
       console.log(JSON.stringify(hits, null, 2));
@@ -156,19 +212,16 @@ export function registerKbCommands(program: Command): void {
       process.exitCode = 1;
       return;
     }
-    hits.forEach((h, i) => {
-      const heading = h.heading ? ` › ${h.heading}` : '';
-      const snippet = h.text.replace(/\s+/g, ' ');
-      console.log(`${i + 1}. ${h.title}${heading}  (${h.filename}, score ${h.score.toFixed(3)})`);
-      console.log(`   ${snippet.length > 200 ? `${snippet.slice(0, 200)}…` : snippet}`);
-    });
+    const tty = Boolean(process.stdout.isTTY);
+    console.log(hits.map((h, i) => formatHit(h, i, tty)).join('\n'));
   });
 
   withDataDir(kb.command('status').description('Show where the index is and how big it is')).action(
     async (o: KbOpts) => {
       const cfg = kbConfig(o);
-      const s = await withKb(cfg, (k) => k.stats());
-      console.log(`${cfg.dir}: ${s.documents} documents, ${s.chunks} chunks`);
+      const s = load.store().snapshotStats(cfg.dir);
+      const semantic = cfg.embeddings ? `; semantic recall with ${cfg.embeddings.model}` : '';
+      console.log(`${cfg.dir}: ${s.documents} documents, ${s.chunks} chunks${semantic}`);
     },
   );
 }

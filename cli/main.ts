@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { AgentInput } from '../shared/agent';
 import {
   AgentInputSchema,
@@ -24,6 +24,8 @@ import { registerDebugCommands } from './debug/commands';
 import { registerKbCommands } from './kb';
 import { parseModelSpec } from './model-spec';
 import { registerNotificationCommands } from './notifications';
+import { resolveRunAnswer } from './answer';
+import { formatAnswer } from '../shared/render-citations';
 import { startAgentRun } from './start-run';
 import { watchRun } from './watch';
 import type * as WorkerRun from '../workers/run';
@@ -172,12 +174,23 @@ program
       }
       if (!o.json) console.log(`Started ${workflowId}`);
       const outcome = await watchRun(client, handle, o.json ? () => undefined : (l) => console.log(l));
+      const answer = outcome.result?.answer;
+      const resolved = answer ? await resolveRunAnswer(client, workflowId, answer) : undefined;
       if (o.json) {
-        console.log(JSON.stringify({ workflowId, ...outcome }));
+        const { citations, unknown } = resolved?.rendered ?? { citations: [], unknown: [] };
+        console.log(
+          JSON.stringify({
+            workflowId,
+            ...outcome,
+            citations,
+            ...(unknown.length ? { unknownCitations: unknown } : {}),
+          }),
+        );
       } else if (outcome.result) {
         const r = outcome.result;
+        if (resolved && !resolved.ok) console.error(`note: ${resolved.error}`);
         console.log(
-          `\n${r.answer ?? `(no answer: stopped by ${r.stopReason})`}\n\n` +
+          `\n${resolved ? formatAnswer(resolved.rendered) : `(no answer: stopped by ${r.stopReason})`}\n\n` +
             `${r.steps} steps, ${r.usage.toolCalls} tool calls, ${r.usage.inputTokens}+${r.usage.outputTokens} tokens`,
         );
       } else {
@@ -191,10 +204,10 @@ program
   });
 
 // ---------------------------------------------------------------- status / cancel / message / approve
-async function withHandle<T>(id: string, fn: (h: WorkflowHandle) => Promise<T>) {
+async function withHandle<T>(id: string, fn: (h: WorkflowHandle, client: Client) => Promise<T>) {
   const client = await connectClient(target());
   try {
-    return await fn(client.workflow.getHandle(id));
+    return await fn(client.workflow.getHandle(id), client);
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) throw new Error(`No run with id "${id}" in this namespace`);
     throw err;
@@ -209,10 +222,12 @@ program
   .argument('<id>', 'workflow id')
   .option('--json', 'JSON output')
   .action(async (id: string, o: { json?: boolean }) => {
-    await withHandle(id, async (h) => {
+    await withHandle(id, async (h, client) => {
       const [desc, state] = await Promise.all([h.describe(), h.query(stateQuery)]);
+      const resolved = state.answer === null ? undefined : await resolveRunAnswer(client, id, state.answer);
       if (o.json) {
-        console.log(JSON.stringify({ workflowStatus: desc.status.name, ...state }, null, 2));
+        const citations = resolved?.rendered.citations ?? [];
+        console.log(JSON.stringify({ workflowStatus: desc.status.name, ...state, citations }, null, 2));
         return;
       }
       console.log(
@@ -224,7 +239,8 @@ program
       );
       for (const p of state.pendingToolCalls) console.log(`pending: ${p.name} ${p.toolCallId} (${p.state})`);
       if (state.lastError) console.log(`last error: ${state.lastError}`);
-      if (state.answer !== null) console.log(`answer: ${state.answer}`);
+      if (resolved && !resolved.ok) console.error(`note: ${resolved.error}`);
+      if (resolved) console.log(`answer: ${formatAnswer(resolved.rendered)}`);
     });
   });
 

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { PROJECT_ROOT } from '../../cli/binaries';
 import { WEB_PROVIDERS } from '../../shared/tools/search';
+import { KNOWLEDGE_BASE_DEFAULTS as KB } from './kb/defaults';
 
 const keyed = (defaultBaseUrl: string, keyHint: string) =>
   z
@@ -52,22 +53,42 @@ export const WebSearchConfigSchema = z
     }
   });
 
+/**
+ * An OpenAI-compatible embedding endpoint for semantic recall in the knowledge base. Optional: the
+ * lexical ranking needs no setup; with this set, chunks are embedded when indexed and each query's
+ * neighbours are fused with the lexical results.
+ */
+export const EmbeddingsConfigSchema = z
+  .object({
+    baseUrl: z.url({ message: 'must be the URL of an OpenAI-compatible API, e.g. http://127.0.0.1:8080/v1' }),
+    model: z.string({ message: 'is required: the embedding model name' }).trim().min(1),
+    /** Model for queries when the server names query and passage embeddings apart (e.g. `e5-query`). */
+    queryModel: z.string().trim().min(1).optional(),
+    apiKey: z.string().trim().min(1).optional(),
+    dimensions: z.number().int().min(1).max(65_536).optional(),
+    batchSize: z.number().int().min(1).max(2048).default(64),
+    timeoutMs: z.number().int().min(100).max(600_000).default(30_000),
+    queryPrefix: z.string().default(''),
+    documentPrefix: z.string().default(''),
+  })
+  .strict();
+
 /** Knowledge-base settings. Paths are relative to the project folder. */
 export const KnowledgeBaseConfigSchema = z
   .object({
     /** Folder of the index; the worker and the CLI share it. */
-    dataDir: z.string().trim().min(1).default('.data/kb'),
+    dataDir: z.string().trim().min(1).default(KB.dataDir),
     /**
      * Folders indexed on first use when the knowledge base is empty, so the demo works with no
      * setup. Set to [] to start empty.
      */
-    seed: z.array(z.string().trim().min(1)).default(['examples/kb']),
+    seed: z.array(z.string().trim().min(1)).default(() => [...KB.seed]),
     /** Target chunk size in characters: small enough to rank a passage, big enough to make sense alone. */
-    chunkChars: z.number().int().min(200).max(8000).default(1000),
+    chunkChars: z.number().int().min(200).max(8000).default(KB.chunkChars),
     /** How long to wait for another process (a CLI `kb add`) to release the index. */
-    lockTimeoutMs: z.number().int().min(0).max(600_000).default(30_000),
-    /** How long the worker keeps the index open after a search, so bursts of searches share one open. */
-    idleCloseMs: z.number().int().min(0).max(600_000).default(5_000),
+    lockTimeoutMs: z.number().int().min(0).max(600_000).default(KB.lockTimeoutMs),
+    /** Semantic recall; unset keeps the knowledge base lexical-only. */
+    embeddings: EmbeddingsConfigSchema.optional(),
   })
   .strict();
 

@@ -20,7 +20,7 @@ export interface SearchActivities {
 
 /** Creates the search activities from the worker's config. */
 export function createSearchActivities(deps: SearchActivityDeps): SearchActivities {
-  const kb = createKnowledgeBaseActivities(deps.search.knowledgeBase);
+  const kb = createKnowledgeBaseActivities(deps.search.knowledgeBase, deps.fetchImpl);
   return {
     knowledge_base_search: kb.knowledge_base_search as ToolActivity,
     web_search: createWebSearch({ web: deps.search.web, fetchImpl: deps.fetchImpl }) as ToolActivity,

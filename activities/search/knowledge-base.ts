@@ -8,11 +8,15 @@ import { KNOWLEDGE_BASE_SIGN } from '../../shared/tools/search';
 import type { KnowledgeBaseConfig } from './config';
 import { pendingCitationContent } from './content';
 import { resolveProjectPath } from './config';
+import { createEmbedder } from './kb/embeddings';
 import type { IndexProgress, IndexReport } from './kb/indexer';
 import { indexPath, seedIfEmpty } from './kb/indexer';
 import { LockBusyError } from './kb/lock';
 import { withKnowledgeBase } from './kb/pool';
-import type { KnowledgeBase, KnowledgeBaseHit } from './kb/store';
+import type { KnowledgeBaseHit } from './kb/search';
+import { searchKnowledgeBase, vectorHook } from './kb/service';
+import type { KnowledgeBase } from './kb/store';
+import { snapshotStats } from './kb/store';
 import { searchFailure } from './web/http';
 
 /** Input of the `indexKnowledgeBase` activity. */
@@ -35,6 +39,9 @@ export interface KnowledgeBaseActivities {
 
 /** Turns a chunk hit into the shared search record (cite index still to be assigned by the workflow). */
 export function knowledgeBaseRecord(hit: KnowledgeBaseHit, rank: number): UncitedSearchRecord {
+  const details: Record<string, string | number> = { rank, chunk: hit.chunkNo, ranking: hit.ranking };
+  if (hit.lexicalRank !== undefined) details.lexical_rank = hit.lexicalRank;
+  if (hit.semanticRank !== undefined) details.semantic_rank = hit.semanticRank;
   return {
     title: hit.heading ? `${hit.title} › ${hit.heading}` : hit.title,
     url: `${pathToFileURL(hit.path).href}#chunk-${hit.chunkNo}`,
@@ -43,30 +50,31 @@ export function knowledgeBaseRecord(hit: KnowledgeBaseHit, rank: number): Uncite
     source_type: 'file',
     filename: hit.filename,
     score: Math.round(hit.score * 10_000) / 10_000,
-    score_details: { rank, chunk: hit.chunkNo, ranking: 'postgres-fts-idf' },
+    score_details: details,
     search_type: 'knowledge_base_search',
     sign: KNOWLEDGE_BASE_SIGN,
   };
 }
 
 /**
- * Creates `knowledge_base_search` and `indexKnowledgeBase`. Both open the index through the shared
- * per-process handle, so they never fight over the folder's lock within one worker.
+ * Creates `knowledge_base_search` and `indexKnowledgeBase`. Searches read the last snapshot of the
+ * index, kept in memory between calls and re-read when another process changed it; writers share
+ * one handle per process, so they never fight over the folder's lock within one worker.
  */
-export function createKnowledgeBaseActivities(cfg: KnowledgeBaseConfig): KnowledgeBaseActivities {
+export function createKnowledgeBaseActivities(
+  cfg: KnowledgeBaseConfig,
+  fetchImpl: typeof fetch = fetch,
+): KnowledgeBaseActivities {
   const dataDir = resolveProjectPath(cfg.dataDir);
+  const embedder = cfg.embeddings ? createEmbedder(cfg.embeddings, fetchImpl) : undefined;
 
-  /** Runs `fn` on the index, turning "another process holds it" into a retryable failure. */
-  async function use<T>(exclusive: boolean, fn: (kb: KnowledgeBase) => Promise<T>): Promise<T> {
+  /** Runs `fn` on the writable index, turning "another process holds it" into a retryable failure. */
+  async function write<T>(fn: (kb: KnowledgeBase) => Promise<T>): Promise<T> {
+    const signal = Context.current().cancellationSignal;
     try {
       return await withKnowledgeBase(
         dataDir,
-        {
-          lockTimeoutMs: cfg.lockTimeoutMs,
-          idleCloseMs: cfg.idleCloseMs,
-          signal: Context.current().cancellationSignal,
-          exclusive,
-        },
+        { lockTimeoutMs: cfg.lockTimeoutMs, signal, onSnapshot: vectorHook(embedder) },
         fn,
       );
     } catch (err) {
@@ -97,12 +105,20 @@ export function createKnowledgeBaseActivities(cfg: KnowledgeBaseConfig): Knowled
   return {
     async knowledge_base_search({ args }) {
       const ctx = Context.current();
-      // Exclusive, so concurrent first searches seed once: the second sees a filled index.
-      await use(true, (kb) =>
-        seedIfEmpty(kb, cfg.seed.map(resolveProjectPath), (root) => indexWithHeartbeats(kb, root)),
-      );
-      ctx.heartbeat();
-      const hits = await use(false, (kb) => kb.search(args.query, args.max_results));
+      if (snapshotStats(dataDir).chunks === 0) {
+        // Exclusive, so concurrent first searches seed once: the second sees a filled index.
+        await write((kb) =>
+          seedIfEmpty(kb, cfg.seed.map(resolveProjectPath), (root) => indexWithHeartbeats(kb, root)),
+        );
+        ctx.heartbeat();
+      }
+      const hits = await searchKnowledgeBase(dataDir, args.query, args.max_results, {
+        embedder,
+        signal: ctx.cancellationSignal,
+        onFallback: (reason) => {
+          ctx.log.warn(`knowledge_base_search ranked lexically only: ${reason}`);
+        },
+      });
       const records = hits.map((h, i) => knowledgeBaseRecord(h, i + 1));
       const data: SearchToolData = { records };
       return { content: pendingCitationContent(args.query, records.length), data };
@@ -117,7 +133,7 @@ export function createKnowledgeBaseActivities(cfg: KnowledgeBaseConfig): Knowled
           [],
         );
       }
-      return use(true, (kb) => indexWithHeartbeats(kb, root));
+      return write((kb) => indexWithHeartbeats(kb, root));
     },
   };
 }

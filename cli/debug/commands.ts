@@ -11,6 +11,7 @@ import { parseModelSpec } from '../model-spec';
 import { watchRun } from '../watch';
 import type { History } from './history';
 import { fetchRunHistory, historyJson, readHistoryFile } from './history';
+import { citationsFromHistory } from './citations';
 import { planFork } from './fork';
 import type { TranscriptFormat } from './render';
 import { renderTimeline } from './render';
@@ -184,8 +185,10 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
         const store =
           (o.file ? readBundle(o.file) : undefined) ?? contentStoreFor(loadWorkerConfig().contentStore);
         try {
+          const format = o.format as TranscriptFormat;
+          const citations = format === 'json' ? undefined : citationsFromHistory(history);
           const timeline = await resolveTimeline(buildTimeline(history), store);
-          console.log(renderTimeline(timeline, o.format as TranscriptFormat, width));
+          console.log(renderTimeline(timeline, format, width, citations));
         } finally {
           await closeContentStores();
         }

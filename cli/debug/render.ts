@@ -1,6 +1,8 @@
 import { formatBytes } from '../../shared/budgets';
+import type { Citation } from '../../shared/citations';
 import { isTextRef } from '../../shared/content';
 import type { ConversationMessage, ToolMessageContent } from '../../shared/conversation';
+import { formatAnswer, hasCitationMarks, renderCitations } from '../../shared/render-citations';
 import type { TimelineEntry } from './timeline';
 
 /** Output formats of `transcript`. */
@@ -34,8 +36,27 @@ function describeMessage(m: ConversationMessage, limit: number): string {
   }
 }
 
+/**
+ * An answer with its citation marks numbered and its sources listed under it (one line each), when
+ * the run's citations are known; else the answer as it is.
+ */
+function answerLines(
+  label: string,
+  answer: string,
+  limit: number,
+  citations?: readonly Citation[],
+): string[] {
+  if (!citations || !hasCitationMarks(answer)) return [`${label}: ${clip(answer, limit)}`];
+  const rendered = renderCitations(answer, citations);
+  const [text = '', ...sources] = formatAnswer({ ...rendered, text: clip(rendered.text, limit) }).split('\n');
+  return [
+    `${label}: ${text}`,
+    ...sources.filter((l) => l.trim()).map((l) => l.trim().replace(/^Sources:$/, 'sources:')),
+  ];
+}
+
 /** The lines of one entry; the first is the headline, the rest are details. */
-function lines(e: TimelineEntry, limit: number): string[] {
+function lines(e: TimelineEntry, limit: number, citations?: readonly Citation[]): string[] {
   const time = new Date(e.at).toISOString().slice(11, 23);
   switch (e.kind) {
     case 'start': {
@@ -56,7 +77,7 @@ function lines(e: TimelineEntry, limit: number): string[] {
       ];
       for (const m of e.newMessages) out.push(`saw ${describeMessage(m, limit)}`);
       if (e.failure) out.push(`failed: ${clip(e.failure, limit)}`);
-      if (e.answer) out.push(`answered: ${clip(e.answer, limit)}`);
+      if (e.answer) out.push(...answerLines('answered', e.answer, limit, citations));
       for (const c of e.toolCalls) out.push(`calls ${c.name} (${c.id}) ${clip(c.arguments, limit)}`);
       return out;
     }
@@ -85,7 +106,7 @@ function lines(e: TimelineEntry, limit: number): string[] {
     case 'end': {
       const out = [`${time} ${e.status.replace(/_/g, ' ')}`];
       if (e.stopReason) out.push(`stop reason: ${e.stopReason}`);
-      if (e.answer) out.push(`answer: ${clip(e.answer, limit * 4)}`);
+      if (e.answer) out.push(...answerLines('answer', e.answer, limit * 4, citations));
       if (e.failure) out.push(`failure: ${clip(e.failure, limit)}`);
       if (e.newRunId) out.push(`next run: ${e.newRunId}`);
       return out;
@@ -93,20 +114,28 @@ function lines(e: TimelineEntry, limit: number): string[] {
   }
 }
 
-/** Renders a timeline as terminal text, Markdown, or JSON. `limit` caps each text field. */
-export function renderTimeline(entries: TimelineEntry[], format: TranscriptFormat, limit = 300): string {
+/**
+ * Renders a timeline as terminal text, Markdown, or JSON. `limit` caps each text field. With the
+ * run's `citations`, answers show numbered references and their sources.
+ */
+export function renderTimeline(
+  entries: TimelineEntry[],
+  format: TranscriptFormat,
+  limit = 300,
+  citations?: readonly Citation[],
+): string {
   if (format === 'json') return JSON.stringify(entries, null, 2);
   if (format === 'markdown') {
     return entries
       .map((e) => {
-        const [head, ...rest] = lines(e, limit);
+        const [head, ...rest] = lines(e, limit, citations);
         return [`- **${head}**`, ...rest.map((l) => `  - ${l.replace(/([*_`])/g, '\\$1')}`)].join('\n');
       })
       .join('\n');
   }
   return entries
     .map((e) => {
-      const [head, ...rest] = lines(e, limit);
+      const [head, ...rest] = lines(e, limit, citations);
       return [head, ...rest.map((l) => `    ${l}`)].join('\n');
     })
     .join('\n');

@@ -217,21 +217,28 @@ describe('sharing the index between processes', () => {
     holder = undefined;
   });
 
-  it('waits for, then reports, a live process holding the lock, and takes over a dead one’s', async () => {
+  it('searches while another process writes, reports that writer to indexing, and takes over a dead one’s lock', async () => {
     await closeAllKnowledgeBases();
     holder = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
     const lockFile = path.join(dataDir, 'kb.lock');
     fs.writeFileSync(lockFile, String(holder.pid));
 
+    // Searches read the last snapshot: a writer elsewhere does not hold them up.
+    expect((await search('espresso sour')).data.records[0]?.filename).toBe('kitchen/espresso.md');
     await expect(KnowledgeBase.open(dataDir, { lockTimeoutMs: 300 })).rejects.toBeInstanceOf(LockBusyError);
-    const err = (await search('espresso').catch((x: unknown) => x)) as ApplicationFailure;
+    const err = (await env()
+      .run(activities.indexKnowledgeBase, { path: path.join(PROJECT_ROOT, 'examples', 'kb') })
+      .catch((x: unknown) => x)) as ApplicationFailure;
     expect(err.type).toBe('KnowledgeBaseBusy');
     expect(err.nonRetryable).toBe(false);
     expect(err.message).toContain(`process ${holder.pid}`);
 
     holder.kill('SIGKILL');
     await new Promise((resolve) => holder!.once('exit', resolve));
-    expect((await search('espresso sour')).data.records[0]?.filename).toBe('kitchen/espresso.md');
+    const report: IndexReport = await env().run(activities.indexKnowledgeBase, {
+      path: path.join(PROJECT_ROOT, 'examples', 'kb'),
+    });
+    expect(report.indexedFiles + report.unchangedFiles).toBe(report.totalFiles);
     await closeAllKnowledgeBases();
     expect(fs.existsSync(lockFile)).toBe(false);
   });
@@ -254,7 +261,7 @@ describe('durable-agent kb', () => {
     return lines.join('\n');
   }
 
-  it('adds a folder and searches it, printing titles, files and snippets', async () => {
+  it('adds a folder and searches it, printing titles, files and snippets with the matches marked', async () => {
     const folder = tempDir('kb-cli');
     writeFiles(folder, {
       'orchids.md': '# Orchid Care\n\n## Watering\n\nWater orchids weekly by soaking the bark.',
@@ -264,7 +271,7 @@ describe('durable-agent kb', () => {
     );
     const out = await cli('kb', 'search', 'how often to water orchids', '-n', '1');
     expect(out).toMatch(
-      /^1\. Orchid Care › Watering {2}\(orchids\.md, score [\d.]+\)\n {3}Water orchids weekly/,
+      /^1\. Orchid Care › Watering {2}\(orchids\.md, score [\d.]+\)\n {3}\*\*Water\*\* \*\*orchids\*\* weekly/,
     );
     expect(await cli('kb', 'status')).toMatch(/: \d+ documents, \d+ chunks$/);
   });

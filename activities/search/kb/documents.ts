@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { convert } from 'html-to-text';
+import { packSections } from './chunking';
 
 /** File extensions the knowledge base reads, by format. */
 export const DOCUMENT_EXTENSIONS: Readonly<Record<string, 'markdown' | 'text' | 'html'>> = Object.freeze({
@@ -31,7 +32,8 @@ export interface ParsedDocument {
   chunks: Chunk[];
 }
 
-interface Section {
+/** A run of text under one heading, before it is cut into chunks. */
+export interface Section {
   heading: string;
   body: string;
 }
@@ -41,14 +43,26 @@ export function isSupportedDocument(file: string): boolean {
   return path.extname(file).toLowerCase() in DOCUMENT_EXTENSIONS;
 }
 
+/** Options of {@link parseDocument}. */
+export interface ParseOptions {
+  /** Title when the document has none of its own, e.g. the npm package a README belongs to. */
+  fallbackTitle?: string;
+}
+
 /**
  * Parses a file's content into a title and chunks of about `chunkChars` characters. The title is
- * the first top-level heading (Markdown), `<title>` or `<h1>` (HTML), a short first line (text), or
- * else the file name.
+ * the first real heading that opens the document (badges and images removed; Markdown `#`, setext
+ * or HTML headings), `<title>` or `<h1>` (HTML), a short first line (text), or else
+ * `opts.fallbackTitle` or the file name (a README's folder name, never "README").
  */
-export function parseDocument(filename: string, content: string, chunkChars: number): ParsedDocument {
+export function parseDocument(
+  filename: string,
+  content: string,
+  chunkChars: number,
+  opts: ParseOptions = {},
+): ParsedDocument {
   const format = DOCUMENT_EXTENSIONS[path.extname(filename).toLowerCase()] ?? 'text';
-  const fallbackTitle = titleFromFilename(filename);
+  const fallbackTitle = opts.fallbackTitle?.trim() || titleFromFilename(filename);
   let title: string;
   let sections: Section[];
   if (format === 'markdown') {
@@ -60,46 +74,108 @@ export function parseDocument(filename: string, content: string, chunkChars: num
   } else {
     ({ title, sections } = textSections(content, fallbackTitle));
   }
-  const chunks: Chunk[] = [];
-  for (const s of sections) {
-    for (const text of packParagraphs(s.body, chunkChars))
-      chunks.push({ no: chunks.length, heading: s.heading, text });
-  }
-  return { title, chunks };
+  return { title, chunks: packSections(sections, chunkChars) };
+}
+
+/** Base names that say nothing about a document (`README`, `README.zh-CN`, `index`). */
+const GENERIC_NAMES = /^(readme|index|readme[._-]?[a-z]{2}(?:[-_][a-z]{2,4})?)$/i;
+
+/** Whether a file's name says nothing about it, so its folder's name is the better title. */
+export function hasGenericName(file: string): boolean {
+  return GENERIC_NAMES.test(path.parse(file).name);
 }
 
 function titleFromFilename(filename: string): string {
-  const base = path.basename(filename, path.extname(filename)).replace(/[-_]+/g, ' ').trim();
+  const parsed = path.posix.parse(filename.split(path.sep).join('/'));
+  let base = parsed.name;
+  if (GENERIC_NAMES.test(base)) base = path.posix.basename(parsed.dir) || 'Untitled';
+  base = base.replace(/[-_]+/g, ' ').trim();
   return base ? base[0]!.toUpperCase() + base.slice(1) : filename;
 }
 
-/** Splits Markdown at headings. The first `#` heading is the title, not a section of its own. */
-function markdownSections(md: string, fallbackTitle: string): { title: string; sections: Section[] } {
+/**
+ * HTML headings inside Markdown (`<h1 align="center">…</h1>`, common in READMEs) become `#` lines,
+ * so they title and split the document like Markdown headings do.
+ */
+function htmlHeadingsToMarkdown(md: string): string {
+  return md.replace(/<h([1-6])\b[^>]*>([\s\S]*?)<\/h\1\s*>/gi, (_m, level: string, inner: string) => {
+    const text = inner
+      .replace(/<img\b[^>]*>/gi, '')
+      .replace(/<[^>]+>/g, ' ')
+      .replace(/\s+/g, ' ')
+      .trim();
+    return `\n${'#'.repeat(Number(level))} ${text}\n`;
+  });
+}
+
+/** Text of a heading line without badges, images, link targets or markup. */
+function headingText(raw: string): string {
+  return stripMarkdown(raw).replace(/\s+/g, ' ').trim();
+}
+
+/**
+ * Splits Markdown at headings. The title is the first heading seen before any prose (badges,
+ * images and HTML-only lines are not prose); it is not a section of its own. A section's heading is
+ * its path below the title, at most two levels deep (`API › he.encode(text)`), so a passage keeps
+ * the context its own heading leaves out.
+ */
+function markdownSections(mdRaw: string, fallbackTitle: string): { title: string; sections: Section[] } {
+  const md = htmlHeadingsToMarkdown(mdRaw.replace(/\r\n?/g, '\n'));
   const sections: Section[] = [];
   let title: string | undefined;
-  let heading = '';
+  let sawProse = false;
+  const stack: { level: number; text: string }[] = [];
   let lines: string[] = [];
   let inFence = false;
+  const currentHeading = () =>
+    stack
+      .slice(-2)
+      .map((h) => h.text)
+      .join(' › ');
   const flush = () => {
     const body = stripMarkdown(lines.join('\n')).trim();
-    if (body) sections.push({ heading, body });
+    if (body) sections.push({ heading: currentHeading(), body });
     lines = [];
   };
-  for (const line of md.replace(/\r\n?/g, '\n').split('\n')) {
+  const source = md.split('\n');
+  for (let i = 0; i < source.length; i++) {
+    const line = source[i] as string;
     if (/^\s*(```|~~~)/.test(line)) inFence = !inFence;
-    const h = inFence ? null : /^(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line);
-    if (!h) {
+    let level = 0;
+    let raw = '';
+    const atx = inFence ? null : /^ {0,3}(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line);
+    const next = source[i + 1];
+    if (atx) {
+      level = (atx[1] as string).length;
+      raw = atx[2] as string;
+    } else if (
+      !inFence &&
+      next !== undefined &&
+      /^ {0,3}(=+|-{2,})\s*$/.test(next) &&
+      line.trim() &&
+      !/^\s*([-*+>|]|\d+\.)/.test(line) &&
+      (i === 0 || !(source[i - 1] as string).trim())
+    ) {
+      // Setext heading: a one-line paragraph underlined with === (level 1) or --- (level 2).
+      level = next.trim().startsWith('=') ? 1 : 2;
+      raw = line;
+      i += 1;
+    }
+    const text = level ? headingText(raw) : '';
+    if (!text) {
+      if (!inFence && !sawProse && stripMarkdown(line).trim()) sawProse = true;
       lines.push(line);
       continue;
     }
     flush();
-    const text = stripMarkdown(h[2] as string).trim();
-    if (title === undefined && (h[1] as string).length === 1) {
+    if (title === undefined && !sawProse) {
       title = text;
-      heading = '';
-    } else {
-      heading = text;
+      stack.length = 0;
+      continue;
     }
+    while (stack.length && (stack.at(-1) as { level: number }).level >= level) stack.pop();
+    stack.push({ level, text });
+    sawProse = true;
   }
   flush();
   return { title: title ?? fallbackTitle, sections };
@@ -115,17 +191,29 @@ function textSections(text: string, fallbackTitle: string): { title: string; sec
   return { title: fallbackTitle, sections: normalized ? [{ heading: '', body: normalized }] : [] };
 }
 
-/** Removes Markdown markup that would otherwise be indexed as words (link targets, emphasis, code ticks). */
+/**
+ * Removes Markdown markup that would otherwise be indexed as words: images and badges (their alt
+ * text is "Build Status", not content), link targets and reference definitions, emphasis, code
+ * ticks, HTML tags.
+ */
 function stripMarkdown(md: string): string {
   return md
-    .replace(/!\[([^\]]*)\]\([^)]*\)/g, '$1')
+    .replace(/<!--[\s\S]*?-->/g, '')
+    .replace(/<img\b[^>]*>/gi, '')
+    .replace(/!\[[^\]]*\]\([^)]*\)/g, '')
+    .replace(/!\[[^\]]*\]\[[^\]]*\]/g, '')
+    .replace(/^\s{0,3}\[[^\]]+\]:\s*\S+.*$/gm, '')
+    .replace(/\[\s*\]\([^)]*\)/g, '')
+    .replace(/\[\s*\]\[[^\]]*\]/g, '')
     .replace(/\[([^\]]+)\]\([^)]*\)/g, '$1')
+    .replace(/\[([^\]]+)\]\[[^\]]*\]/g, '$1')
     .replace(/^\s*(```|~~~).*$/gm, '')
     .replace(/`([^`]*)`/g, '$1')
     .replace(/(\*\*|__|\*|_)(?=\S)([^*_]+?)\1/g, '$2')
     .replace(/^\s{0,3}>\s?/gm, '')
     .replace(/^\s*[-*+]\s+/gm, '• ')
-    .replace(/<[^>]+>/g, '');
+    .replace(/<[^>]+>/g, '')
+    .replace(/&nbsp;/g, ' ');
 }
 
 /**
@@ -159,55 +247,4 @@ function htmlToMarkdownish(html: string): string {
 
 function decodeEntities(s: string): string {
   return convert(s, { wordwrap: false });
-}
-
-/**
- * Packs paragraphs into chunks of at most `max` characters; a paragraph longer than that is split
- * at sentence ends so no chunk starts mid-sentence.
- */
-function packParagraphs(body: string, max: number): string[] {
-  const pieces: string[] = [];
-  for (const para of body.split(/\n\s*\n/)) {
-    const p = para
-      .replace(/[ \t]*\n[ \t]*/g, ' ')
-      .replace(/\s+/g, ' ')
-      .trim();
-    if (!p) continue;
-    if (p.length <= max) pieces.push(p);
-    else pieces.push(...splitLong(p, max));
-  }
-  const chunks: string[] = [];
-  let current = '';
-  for (const p of pieces) {
-    if (current && current.length + 2 + p.length > max) {
-      chunks.push(current);
-      current = p;
-    } else {
-      current = current ? `${current}\n\n${p}` : p;
-    }
-  }
-  if (current) chunks.push(current);
-  return chunks;
-}
-
-function splitLong(p: string, max: number): string[] {
-  const sentences = p.match(/[^.!?]+[.!?]+["')\]]*\s*|[^.!?]+$/g) ?? [p];
-  const out: string[] = [];
-  let current = '';
-  for (const raw of sentences) {
-    const s = raw.trim();
-    if (s.length > max) {
-      // A single sentence longer than a chunk (a table row, a URL list) is cut hard.
-      if (current) out.push(current);
-      for (let i = 0; i + max < s.length; i += max) out.push(s.slice(i, i + max));
-      current = s.slice(Math.floor((s.length - 1) / max) * max);
-    } else if (current && current.length + 1 + s.length > max) {
-      out.push(current);
-      current = s;
-    } else {
-      current = current ? `${current} ${s}` : s;
-    }
-  }
-  if (current) out.push(current);
-  return out;
 }

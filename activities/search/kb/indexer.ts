@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { isSupportedDocument, parseDocument } from './documents';
+import { hasGenericName, isSupportedDocument, parseDocument } from './documents';
 import type { KnowledgeBase, StoredDocument } from './store';
 
 /** Progress of an indexing run, reported after every batch. */
@@ -80,7 +80,6 @@ export async function indexPath(
   const files = listDocuments(root);
   const base = fs.statSync(root).isFile() ? path.dirname(root) : root;
   const known = await kb.documentHashes();
-  const batchFiles = opts.batchFiles ?? 25;
   const progress: IndexProgress = {
     root,
     totalFiles: files.length,
@@ -91,7 +90,28 @@ export async function indexPath(
     failed: [],
   };
   await opts.onProgress?.({ ...progress });
+  try {
+    await indexFiles(kb, files, base, known, progress, opts);
+  } finally {
+    // Also when cancelled or failed: the batches stored so far become searchable.
+    await kb.commit(opts.signal);
+  }
+  const present = new Set(files);
+  const gone = (await kb.documentsUnder(root)).filter((p) => !present.has(p));
+  const removedFiles = await kb.removeDocuments(gone);
+  await kb.commit(opts.signal);
+  return { ...progress, removedFiles };
+}
 
+async function indexFiles(
+  kb: KnowledgeBase,
+  files: readonly string[],
+  base: string,
+  known: ReadonlyMap<string, string>,
+  progress: IndexProgress,
+  opts: IndexOptions,
+): Promise<void> {
+  const batchFiles = opts.batchFiles ?? 25;
   while (progress.processedFiles < files.length) {
     if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('Indexing was cancelled');
     const batch = files.slice(progress.processedFiles, progress.processedFiles + batchFiles);
@@ -110,7 +130,11 @@ export async function indexPath(
         continue;
       }
       const filename = path.relative(base, file).split(path.sep).join('/');
-      const parsed = parseDocument(filename, content, opts.chunkChars);
+      const parsed = parseDocument(filename, content, opts.chunkChars, {
+        fallbackTitle:
+          packageName(path.dirname(file)) ??
+          (hasGenericName(file) ? path.basename(path.dirname(file)) : undefined),
+      });
       docs.push({ path: file, filename, hash, title: parsed.title, chunks: parsed.chunks });
     }
     await kb.putDocuments(docs);
@@ -119,12 +143,17 @@ export async function indexPath(
     progress.processedFiles += batch.length;
     await opts.onProgress?.({ ...progress, failed: [...progress.failed] });
   }
+}
 
-  const present = new Set(files);
-  const gone = (await kb.documentsUnder(root)).filter((p) => !present.has(p));
-  const removedFiles = await kb.removeDocuments(gone);
-  await kb.refreshTermStats();
-  return { ...progress, removedFiles };
+/** The `name` of a package.json in `dir`: the best title for a README that has no heading. */
+function packageName(dir: string): string | undefined {
+  try {
+    const name = (JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: unknown })
+      .name;
+    return typeof name === 'string' && name.trim() ? name.trim() : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -137,7 +166,11 @@ export async function seedIfEmpty(
   seedRoots: readonly string[],
   index: (root: string) => Promise<unknown>,
 ): Promise<boolean> {
-  if ((await kb.stats()).chunks > 0) return false;
+  if ((await kb.stats()).chunks > 0) {
+    // A run that died before its last commit left documents the snapshot lacks.
+    await kb.commit();
+    return false;
+  }
   let seeded = false;
   for (const root of seedRoots) {
     if (!fs.existsSync(root)) continue;

@@ -1,17 +1,18 @@
 /**
- * One open knowledge base per data folder per process. Opening costs about half a second (seconds
- * on first creation), so concurrent and back-to-back searches share a handle; it is closed after
- * an idle period so the folder's lock is free for other processes (a CLI `kb add`) in between.
+ * One writer per data folder per process. Writers in one process (two indexing activities, a seed
+ * and an add) share a handle and take turns, instead of fighting over the folder's lock; the lock
+ * is released as soon as no writer needs it, so a `kb add` in another process can go ahead.
+ * Searches do not come here: they read the snapshot without the lock (see store.ts).
  */
 import path from 'node:path';
+import type { SnapshotHook } from './store';
 import { KnowledgeBase } from './store';
 
 interface Entry {
   kb: Promise<KnowledgeBase>;
   users: number;
-  idleTimer?: NodeJS.Timeout;
   /** Serialises writers: two indexing runs in one process must not interleave their batches. */
-  writeChain: Promise<unknown>;
+  chain: Promise<unknown>;
 }
 
 const open = new Map<string, Entry>();
@@ -19,14 +20,12 @@ const open = new Map<string, Entry>();
 /** Options of {@link withKnowledgeBase}. */
 export interface PoolOptions {
   lockTimeoutMs: number;
-  /** How long an unused handle stays open. 0 closes at once (the CLI). */
-  idleCloseMs: number;
   signal?: AbortSignal;
-  /** Run `fn` exclusively among writers of this folder in this process (indexing). */
-  exclusive?: boolean;
+  /** Runs after each snapshot rebuild (embedding new chunks). */
+  onSnapshot?: SnapshotHook;
 }
 
-/** Runs `fn` with the knowledge base in `dir`, opening it (or sharing an open handle) as needed. */
+/** Runs `fn` with the writable knowledge base in `dir`, after any other writer of this process. */
 export async function withKnowledgeBase<T>(
   dir: string,
   opts: PoolOptions,
@@ -36,9 +35,9 @@ export async function withKnowledgeBase<T>(
   let entry = open.get(key);
   if (!entry) {
     const created: Entry = {
-      kb: KnowledgeBase.open(key, { lockTimeoutMs: opts.lockTimeoutMs, signal: opts.signal }),
+      kb: KnowledgeBase.open(key, opts),
       users: 0,
-      writeChain: Promise.resolve(),
+      chain: Promise.resolve(),
     };
     entry = created;
     open.set(key, created);
@@ -48,37 +47,24 @@ export async function withKnowledgeBase<T>(
     });
   }
   const e = entry;
-  if (e.idleTimer) clearTimeout(e.idleTimer);
-  e.idleTimer = undefined;
   e.users += 1;
   try {
     const kb = await e.kb;
-    if (!opts.exclusive) return await fn(kb);
-    const run = e.writeChain.then(() => fn(kb));
-    e.writeChain = run.catch(() => undefined);
+    const run = e.chain.then(() => fn(kb));
+    e.chain = run.catch(() => undefined);
     return await run;
   } finally {
     e.users -= 1;
     if (e.users === 0 && open.get(key) === e) {
-      const close = () => {
-        if (e.users > 0 || open.get(key) !== e) return;
-        open.delete(key);
-        void e.kb.then((kb) => kb.close()).catch(() => undefined);
-      };
-      if (opts.idleCloseMs <= 0) close();
-      else {
-        e.idleTimer = setTimeout(close, opts.idleCloseMs);
-        // An idle handle must not keep a finished CLI or test process alive.
-        e.idleTimer.unref();
-      }
+      open.delete(key);
+      await e.kb.then((kb) => kb.close()).catch(() => undefined);
     }
   }
 }
 
-/** Closes every open handle now (worker shutdown, end of a test). */
+/** Releases every handle now (worker shutdown, end of a test). */
 export async function closeAllKnowledgeBases(): Promise<void> {
   const entries = [...open.values()];
   open.clear();
-  for (const e of entries) if (e.idleTimer) clearTimeout(e.idleTimer);
   await Promise.all(entries.map((e) => e.kb.then((kb) => kb.close()).catch(() => undefined)));
 }

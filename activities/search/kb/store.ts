@@ -1,22 +1,24 @@
 /**
- * The knowledge-base index: Postgres full-text search in PGlite (in-process, zero setup), stored
- * in a folder the worker and the CLI share.
+ * The knowledge-base index on disk, in a folder the worker and the CLI share:
  *
- * Ranking is BM25-like: a chunk scores the sum, over the query's words, of the word's rarity
- * (inverse document frequency over all chunks) times Postgres' weighted frequency of the word in
- * the chunk. Title words weigh most, then the section heading, then the file name, then the body.
- * Matching any query word is enough to be a candidate: models ask in whole sentences, and an AND
- * of every word (plain `websearch_to_tsquery`) misses most of them.
+ *     kb.lock          held by the one process that writes (see lock.ts)
+ *     manifest.json    every document: path → content hash and document file
+ *     docs/<id>.json   one parsed and analysed document per file
+ *     index.json       the searchable snapshot (snapshot.ts), rebuilt after each indexing run
+ *     vectors.*        chunk embeddings, when an embedding provider is configured (vectors.ts)
  *
- * PGlite does not enforce `statement_timeout`, so every query here is bounded by construction:
- * candidates come from the GIN index and results are LIMITed.
+ * Writing takes the lock; reading does not: readers load the last snapshot, which writers replace
+ * atomically. So a search never waits for a `kb add` in another process, and the CLI opens the
+ * index by reading one file (tens of milliseconds) instead of starting a database.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
 import type { Chunk } from './documents';
 import { acquireLock } from './lock';
 import type { HeldLock } from './lock';
+import type { DocumentRecord, Snapshot } from './snapshot';
+import { SNAPSHOT_VERSION, analyzeDocument, buildSnapshot, writeFileAtomic } from './snapshot';
 
 /** A document to store, already parsed. */
 export interface StoredDocument {
@@ -30,252 +32,198 @@ export interface StoredDocument {
   chunks: Chunk[];
 }
 
-/** One search hit: a chunk with its document. */
-export interface KnowledgeBaseHit {
-  path: string;
-  filename: string;
-  title: string;
-  heading: string;
-  chunkNo: number;
-  text: string;
-  score: number;
-}
-
 /** Size of the index. */
 export interface KnowledgeBaseStats {
   documents: number;
   chunks: number;
 }
 
-// Bump when the schema changes; an index of another version is rebuilt from its documents by `kb add`.
-const SCHEMA_VERSION = '1';
+interface Manifest {
+  version: number;
+  /** Snapshot generation last built; the next build gets one more. */
+  generation: number;
+  /** Whether documents changed since the snapshot was built. */
+  stale: boolean;
+  docs: Record<string, { hash: string; file: string; chunks: number }>;
+}
 
-const SCHEMA = `
-CREATE TABLE IF NOT EXISTS kb_meta (key text PRIMARY KEY, value text NOT NULL);
-CREATE TABLE IF NOT EXISTS kb_documents (
-  id serial PRIMARY KEY,
-  path text NOT NULL UNIQUE,
-  filename text NOT NULL,
-  title text NOT NULL,
-  hash text NOT NULL,
-  indexed_at timestamptz NOT NULL DEFAULT now()
-);
-CREATE TABLE IF NOT EXISTS kb_chunks (
-  id serial PRIMARY KEY,
-  doc_id integer NOT NULL REFERENCES kb_documents(id) ON DELETE CASCADE,
-  chunk_no integer NOT NULL,
-  heading text NOT NULL,
-  body text NOT NULL,
-  tsv tsvector NOT NULL
-);
-CREATE INDEX IF NOT EXISTS kb_chunks_tsv ON kb_chunks USING gin (tsv);
-CREATE INDEX IF NOT EXISTS kb_chunks_doc ON kb_chunks (doc_id);
-CREATE TABLE IF NOT EXISTS kb_terms (word text PRIMARY KEY, ndoc integer NOT NULL);
-`;
+/** Called after a snapshot is rebuilt, e.g. to embed new chunks. */
+export type SnapshotHook = (dir: string, snapshot: Snapshot, signal?: AbortSignal) => Promise<void>;
 
-/**
- * Weights of the D, C, B, A labels for ts_rank: body, file name, heading, title. A title word
- * counts ten times a body word, so "Sourdough starter" beats a page that mentions sourdough once.
- */
-const RANK_WEIGHTS = '{0.1, 0.3, 0.6, 1.0}';
+const MANIFEST = 'manifest.json';
+/** The snapshot file's name in the data folder. */
+export const SNAPSHOT_FILE = 'index.json';
 
-const SEARCH_SQL = `
-WITH q AS (
-  SELECT DISTINCT lex FROM unnest(tsvector_to_array(to_tsvector('english', $1))) AS lex
-), n AS (
-  SELECT greatest((SELECT count(*) FROM kb_chunks), 1)::float8 AS total
-), terms AS (
-  SELECT q.lex, quote_literal(q.lex)::tsquery AS tq,
-         ln(1 + (n.total - coalesce(t.ndoc, 0) + 0.5) / (coalesce(t.ndoc, 0) + 0.5)) AS idf
-  FROM q CROSS JOIN n LEFT JOIN kb_terms t ON t.word = q.lex
-), anyterm AS (
-  SELECT string_agg(quote_literal(lex), ' | ')::tsquery AS tq FROM q
-), candidates AS (
-  SELECT c.id, c.doc_id, c.chunk_no, c.heading, c.body, c.tsv
-  FROM kb_chunks c, anyterm
-  WHERE anyterm.tq IS NOT NULL AND c.tsv @@ anyterm.tq
-), scored AS (
-  SELECT c.id, sum(terms.idf * ts_rank('${RANK_WEIGHTS}', c.tsv, terms.tq, 1)) AS score
-  FROM candidates c CROSS JOIN terms
-  WHERE c.tsv @@ terms.tq
-  GROUP BY c.id
-)
-SELECT d.path, d.filename, d.title, c.heading, c.chunk_no, c.body, s.score
-FROM scored s
-JOIN kb_chunks c ON c.id = s.id
-JOIN kb_documents d ON d.id = c.doc_id
-ORDER BY s.score DESC, d.filename, c.chunk_no
-LIMIT $2`;
+function emptyManifest(): Manifest {
+  return { version: SNAPSHOT_VERSION, generation: 0, stale: false, docs: {} };
+}
 
-/** File names become words too: `kitchen/sourdough-starter.md` → `kitchen sourdough starter`. */
-function filenameWords(filename: string): string {
-  return filename.replace(/\.[a-z0-9]+$/i, '').replace(/[^\p{L}\p{N}]+/gu, ' ');
+function docFileName(docPath: string): string {
+  return `${createHash('sha1').update(docPath).digest('hex')}.json`;
+}
+
+/** Explains an index folder written by an older build, which this one cannot read. */
+function olderFormatError(dir: string): Error {
+  return new Error(
+    `The knowledge base in ${dir} was built by an older version of durable-agent in another format: ` +
+      'delete that folder and add your documents again (durable-agent kb add <folder>).',
+  );
 }
 
 /**
- * An open knowledge base. Holds the folder's lock until {@link close}; use {@link openKnowledgeBase}
- * (or the shared handle in `pool.ts`) rather than constructing it.
+ * The writable knowledge base. Holds the folder's lock until {@link close}; use
+ * {@link KnowledgeBase.open} (or the shared handle in `pool.ts`).
  */
 export class KnowledgeBase {
   private constructor(
-    private readonly db: PGlite,
+    private manifest: Manifest,
     private readonly lock: HeldLock,
     /** The data folder. */
     readonly dir: string,
+    private readonly onSnapshot: SnapshotHook | undefined,
   ) {}
 
   /** Opens (creating on first use) the knowledge base in `dir`, taking its lock. */
   static async open(
     dir: string,
-    opts: { lockTimeoutMs: number; signal?: AbortSignal },
+    opts: { lockTimeoutMs: number; signal?: AbortSignal; onSnapshot?: SnapshotHook },
   ): Promise<KnowledgeBase> {
-    fs.mkdirSync(dir, { recursive: true });
+    fs.mkdirSync(path.join(dir, 'docs'), { recursive: true });
     const lock = await acquireLock(path.join(dir, 'kb.lock'), opts.lockTimeoutMs, opts.signal);
     try {
-      const db = await PGlite.create(path.join(dir, 'pgdata'));
-      try {
-        await db.exec(SCHEMA);
-        const version = await db.query<{ value: string }>(`SELECT value FROM kb_meta WHERE key = 'schema'`);
-        if (!version.rows[0]) {
-          await db.query(`INSERT INTO kb_meta (key, value) VALUES ('schema', $1)`, [SCHEMA_VERSION]);
-        } else if (version.rows[0].value !== SCHEMA_VERSION) {
-          throw new Error(
-            `The knowledge base in ${dir} has schema version ${version.rows[0].value}, this build needs ${SCHEMA_VERSION}: ` +
-              'delete the folder and add your documents again.',
-          );
-        }
-      } catch (err) {
-        await db.close();
-        throw err;
+      const file = path.join(dir, MANIFEST);
+      let manifest: Manifest;
+      if (fs.existsSync(file)) {
+        manifest = JSON.parse(fs.readFileSync(file, 'utf8')) as Manifest;
+        if (manifest.version !== SNAPSHOT_VERSION) throw olderFormatError(dir);
+      } else {
+        if (fs.existsSync(path.join(dir, 'pgdata'))) throw olderFormatError(dir);
+        manifest = emptyManifest();
       }
-      return new KnowledgeBase(db, lock, dir);
+      return new KnowledgeBase(manifest, lock, dir, opts.onSnapshot);
     } catch (err) {
       lock.release();
       throw err;
     }
   }
 
-  /** Closes the database and releases the lock. */
+  /** Releases the lock. */
   async close(): Promise<void> {
-    try {
-      await this.db.close();
-    } finally {
-      this.lock.release();
-    }
+    this.lock.release();
   }
 
-  /** Number of documents and chunks. */
+  /** Number of documents and chunks stored (including any not yet in the snapshot). */
   async stats(): Promise<KnowledgeBaseStats> {
-    const r = await this.db.query<{ documents: number; chunks: number }>(
-      `SELECT (SELECT count(*)::int FROM kb_documents) AS documents, (SELECT count(*)::int FROM kb_chunks) AS chunks`,
-    );
-    return r.rows[0] ?? { documents: 0, chunks: 0 };
+    const docs = Object.values(this.manifest.docs);
+    return { documents: docs.length, chunks: docs.reduce((n, d) => n + d.chunks, 0) };
   }
 
   /** Hashes of the stored documents, by absolute path, for skipping unchanged files. */
   async documentHashes(): Promise<Map<string, string>> {
-    const r = await this.db.query<{ path: string; hash: string }>(`SELECT path, hash FROM kb_documents`);
-    return new Map(r.rows.map((row) => [row.path, row.hash]));
+    return new Map(Object.entries(this.manifest.docs).map(([p, d]) => [p, d.hash]));
   }
 
   /**
-   * Stores a batch of documents in one transaction, replacing earlier versions of the same paths.
-   * One transaction per batch rather than per file: PGlite commits are the slow part of indexing.
+   * Stores a batch of documents, replacing earlier versions of the same paths. The batch is durable
+   * when this returns; searches see it after the next {@link commit}.
    */
   async putDocuments(docs: readonly StoredDocument[]): Promise<void> {
     if (docs.length === 0) return;
-    await this.db.transaction(async (tx) => {
-      for (const doc of docs) {
-        const r = await tx.query<{ id: number }>(
-          `INSERT INTO kb_documents (path, filename, title, hash) VALUES ($1, $2, $3, $4)
-           ON CONFLICT (path) DO UPDATE SET filename = $2, title = $3, hash = $4, indexed_at = now()
-           RETURNING id`,
-          [doc.path, doc.filename, doc.title, doc.hash],
-        );
-        const id = r.rows[0]?.id;
-        await tx.query(`DELETE FROM kb_chunks WHERE doc_id = $1`, [id]);
-        if (doc.chunks.length === 0) continue;
-        await tx.query(
-          `INSERT INTO kb_chunks (doc_id, chunk_no, heading, body, tsv)
-           SELECT $1, t.no, t.heading, t.body,
-                  setweight(to_tsvector('english', $2), 'A') ||
-                  setweight(to_tsvector('english', t.heading), 'B') ||
-                  setweight(to_tsvector('english', $3), 'C') ||
-                  setweight(to_tsvector('english', t.body), 'D')
-           FROM unnest($4::int[], $5::text[], $6::text[]) AS t(no, heading, body)`,
-          [
-            id,
-            doc.title,
-            filenameWords(doc.filename),
-            doc.chunks.map((c) => c.no),
-            doc.chunks.map((c) => c.heading),
-            doc.chunks.map((c) => c.text),
-          ],
-        );
-      }
-      await tx.query(`INSERT INTO kb_meta (key, value) VALUES ('terms_stale', '1')
-                      ON CONFLICT (key) DO UPDATE SET value = '1'`);
-    });
+    for (const doc of docs) {
+      const file = docFileName(doc.path);
+      writeFileAtomic(path.join(this.dir, 'docs', file), JSON.stringify(analyzeDocument(doc)));
+      this.manifest.docs[doc.path] = { hash: doc.hash, file, chunks: doc.chunks.length };
+    }
+    this.manifest.stale = true;
+    this.saveManifest();
   }
 
   /** Removes documents by absolute path (files deleted since they were added). */
   async removeDocuments(paths: readonly string[]): Promise<number> {
-    if (paths.length === 0) return 0;
-    const r = await this.db.query(`DELETE FROM kb_documents WHERE path = ANY($1::text[])`, [paths]);
-    await this.db.query(`INSERT INTO kb_meta (key, value) VALUES ('terms_stale', '1')
-                         ON CONFLICT (key) DO UPDATE SET value = '1'`);
-    return r.affectedRows ?? 0;
+    let removed = 0;
+    for (const p of paths) {
+      const entry = this.manifest.docs[p];
+      if (!entry) continue;
+      delete this.manifest.docs[p];
+      fs.rmSync(path.join(this.dir, 'docs', entry.file), { force: true });
+      removed += 1;
+    }
+    if (removed) {
+      this.manifest.stale = true;
+      this.saveManifest();
+    }
+    return removed;
   }
 
   /** Paths of stored documents under a folder. */
   async documentsUnder(folder: string): Promise<string[]> {
     const prefix = folder.endsWith(path.sep) ? folder : folder + path.sep;
-    const r = await this.db.query<{ path: string }>(
-      `SELECT path FROM kb_documents WHERE starts_with(path, $1) OR path = $2`,
-      [prefix, folder],
-    );
-    return r.rows.map((row) => row.path);
+    return Object.keys(this.manifest.docs).filter((p) => p.startsWith(prefix) || p === folder);
   }
 
   /**
-   * Recomputes word document-frequencies (the IDF of the ranking) when documents changed. Done once
-   * per indexing run, not per batch: it scans every chunk.
+   * Rebuilds the snapshot when documents changed since the last one, making them searchable.
+   * Done once per indexing run (and when a run stops early), not per batch: it reads every
+   * document file.
    */
-  async refreshTermStats(): Promise<void> {
-    const stale = await this.db.query<{ value: string }>(
-      `SELECT value FROM kb_meta WHERE key = 'terms_stale'`,
-    );
-    if (stale.rows[0]?.value !== '1') return;
-    await this.db.transaction(async (tx) => {
-      await tx.query(`DELETE FROM kb_terms`);
-      await tx.query(
-        `INSERT INTO kb_terms (word, ndoc) SELECT word, ndoc FROM ts_stat('SELECT tsv FROM kb_chunks')`,
-      );
-      await tx.query(`UPDATE kb_meta SET value = '0' WHERE key = 'terms_stale'`);
-    });
+  async commit(signal?: AbortSignal): Promise<void> {
+    const snapshotFile = path.join(this.dir, SNAPSHOT_FILE);
+    let snapshot: Snapshot | undefined;
+    if (this.manifest.stale || !fs.existsSync(snapshotFile)) {
+      const records: DocumentRecord[] = [];
+      for (const entry of Object.values(this.manifest.docs)) {
+        const text = fs.readFileSync(path.join(this.dir, 'docs', entry.file), 'utf8');
+        records.push(JSON.parse(text) as DocumentRecord);
+      }
+      snapshot = buildSnapshot(records, this.manifest.generation + 1);
+      writeFileAtomic(snapshotFile, JSON.stringify(snapshot));
+      this.manifest.generation = snapshot.generation;
+      this.manifest.stale = false;
+      this.saveManifest();
+    }
+    // A cancelled run still gets its lexical snapshot, but does not start embedding.
+    if (!this.onSnapshot || signal?.aborted) return;
+    snapshot ??= loadSnapshot(this.dir);
+    if (snapshot) await this.onSnapshot(this.dir, snapshot, signal);
   }
 
-  /** The best `limit` chunks for a query, best first. Stop words only (e.g. "the") match nothing. */
-  async search(query: string, limit: number): Promise<KnowledgeBaseHit[]> {
-    // An interrupted indexing run leaves the statistics stale; fix them before they skew a ranking.
-    await this.refreshTermStats();
-    const r = await this.db.query<{
-      path: string;
-      filename: string;
-      title: string;
-      heading: string;
-      chunk_no: number;
-      body: string;
-      score: number;
-    }>(SEARCH_SQL, [query, limit]);
-    return r.rows.map((row) => ({
-      path: row.path,
-      filename: row.filename,
-      title: row.title,
-      heading: row.heading,
-      chunkNo: row.chunk_no,
-      text: row.body,
-      score: Number(row.score),
-    }));
+  private saveManifest(): void {
+    writeFileAtomic(path.join(this.dir, MANIFEST), JSON.stringify(this.manifest));
   }
+}
+
+interface CachedSnapshot {
+  key: string;
+  snapshot: Snapshot;
+}
+
+const snapshots = new Map<string, CachedSnapshot>();
+
+/**
+ * The last snapshot of the knowledge base in `dir`, or undefined when nothing was indexed yet.
+ * Kept in memory and re-read only when the file changed, so a worker searches an open index and
+ * picks up a `kb add` made by another process at its next search.
+ */
+export function loadSnapshot(dir: string): Snapshot | undefined {
+  const file = path.join(dir, SNAPSHOT_FILE);
+  let stat: fs.Stats;
+  try {
+    stat = fs.statSync(file);
+  } catch {
+    snapshots.delete(dir);
+    return undefined;
+  }
+  const key = `${stat.ino}:${stat.size}:${stat.mtimeMs}`;
+  const cached = snapshots.get(dir);
+  if (cached?.key === key) return cached.snapshot;
+  const snapshot = JSON.parse(fs.readFileSync(file, 'utf8')) as Snapshot;
+  if (snapshot.version !== SNAPSHOT_VERSION) throw olderFormatError(dir);
+  snapshots.set(dir, { key, snapshot });
+  return snapshot;
+}
+
+/** Number of documents and chunks a reader sees (the last snapshot). */
+export function snapshotStats(dir: string): KnowledgeBaseStats {
+  const snap = loadSnapshot(dir);
+  return { documents: snap?.docs.length ?? 0, chunks: snap?.chunks.length ?? 0 };
 }
