@@ -68,12 +68,19 @@ export const BUDGETS = Object.freeze({
    * room under the payload limit for the envelope.
    */
   continueAsNewInputBytes: 1900 * 1024,
-  /** The run's recent events kept for live progress (`events` query, carried over). */
+  /** The run's recent events kept for live progress (`events` query). */
   eventsBytes: 64 * 1024,
   /** The run's citation records (`citations` query, carried over). */
   citationsBytes: 192 * 1024,
-  /** The recent transcript a run keeps for the `transcript` query (carried over). */
+  /** The recent transcript a run keeps for the `transcript` query. */
   transcriptBytes: 64 * 1024,
+  /**
+   * The part of the recent events and transcript a run carries into continue-as-new: enough for
+   * live progress and the `transcript` query to go on (history and the content store keep it all),
+   * small so a continue-as-new adds little history.
+   */
+  carriedEventsBytes: 16 * 1024,
+  carriedTranscriptBytes: 32 * 1024,
   /** One user message sent into a running agent; longer ones are cut with a notice. */
   userMessageBytes: 16 * 1024,
   /** User messages waiting for the next model turn, together; more are refused with an event. */

@@ -357,11 +357,14 @@ class AgentRun {
   }
 
   /**
-   * What continue-as-new carries. It must fit one payload with the input: when it would not, the
-   * recent transcript, then events, then citation snippets shrink (the whole conversation stays in
-   * the content store and history either way).
+   * What continue-as-new carries: the newest events and transcript entries (within their carried
+   * budgets) and everything else the run knows. It must fit one payload with the input: when it
+   * would not, the transcript, then events, then citation snippets shrink further (the whole
+   * conversation stays in the content store and history either way).
    */
   private carry(rawInput: AgentInput, turn: CarriedTurn | undefined): CarriedState {
+    this.conversation.trimTranscript(BUDGETS.carriedTranscriptBytes);
+    this.events.trim(BUDGETS.carriedEventsBytes);
     const build = (): CarriedState => ({
       ...this.conversation.snapshot(),
       ...(turn ? { turn } : {}),
@@ -377,8 +380,8 @@ class AgentRun {
       citations: this.citations,
     });
     const shrinks = [
-      () => this.conversation.trimTranscript(BUDGETS.transcriptBytes / 8),
-      () => this.events.trim(BUDGETS.eventsBytes / 8),
+      () => this.conversation.trimTranscript(BUDGETS.carriedTranscriptBytes / 8),
+      () => this.events.trim(BUDGETS.carriedEventsBytes / 8),
       () => {
         this.citations = boundCitationState(this.citations, BUDGETS.citationsBytes / 4);
       },

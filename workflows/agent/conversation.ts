@@ -1,4 +1,5 @@
-import { BUDGETS, jsonBytes, utf8Bytes } from '../../shared/budgets';
+import { BUDGETS, utf8Bytes } from '../../shared/budgets';
+import { BoundedList } from './bounded-list';
 import type {
   CarriedConversation,
   CarriedState,
@@ -68,9 +69,7 @@ export class ConversationLog {
   private unsent: ConversationMessage[];
   private total: number;
   private recentCallIds: string[];
-  private entries: TranscriptEntry[];
-  private sizes: number[];
-  private bytes: number;
+  private readonly entries: BoundedList<TranscriptEntry>;
 
   constructor(state: CarriedConversation, transcript: TranscriptEntry[] = []) {
     this.ref = state.ref;
@@ -78,9 +77,7 @@ export class ConversationLog {
     this.unsent = [...state.unsent];
     this.total = state.total;
     this.recentCallIds = [...state.recentCallIds];
-    this.entries = [...transcript];
-    this.sizes = this.entries.map((e) => jsonBytes(e) + 1);
-    this.bytes = this.sizes.reduce((a, b) => a + b, 0);
+    this.entries = new BoundedList(MAX_ENTRIES, BUDGETS.transcriptBytes, transcript);
   }
 
   /** A new run's conversation: the system prompt and the task. */
@@ -162,27 +159,12 @@ export class ConversationLog {
   }
 
   private remember(entry: TranscriptEntry): void {
-    const size = jsonBytes(entry) + 1;
     this.entries.push(entry);
-    this.sizes.push(size);
-    this.bytes += size;
-    this.trimTranscript(BUDGETS.transcriptBytes);
   }
 
   /** Drops the oldest transcript entries until at most `maxBytes` remain (the newest always stays). */
   trimTranscript(maxBytes: number): void {
-    let drop = 0;
-    while (
-      drop < this.entries.length - 1 &&
-      (this.entries.length - drop > MAX_ENTRIES || this.bytes > maxBytes)
-    ) {
-      this.bytes -= this.sizes[drop] as number;
-      drop += 1;
-    }
-    if (drop) {
-      this.entries.splice(0, drop);
-      this.sizes.splice(0, drop);
-    }
+    this.entries.trim(maxBytes);
   }
 
   /** The `transcript` query's answer. */
@@ -194,16 +176,11 @@ export class ConversationLog {
     const limit = typeof args.limit === 'number' && args.limit >= 1 ? Math.floor(args.limit) : end;
     const start = Math.max(0, end - limit);
     return {
-      entries: this.entries.slice(start, end),
+      entries: this.entries.all.slice(start, end),
       first: first + start,
       total: this.total,
       truncated: first + start > 0,
     };
-  }
-
-  /** The newest assistant messages' count is what tests and views need; here, all kept entries. */
-  recentEntries(): readonly TranscriptEntry[] {
-    return this.entries;
   }
 
   /** What to carry over continue-as-new. */
@@ -216,7 +193,7 @@ export class ConversationLog {
         total: this.total,
         recentCallIds: this.recentCallIds,
       },
-      transcript: this.entries,
+      transcript: [...this.entries.all],
     };
   }
 }

@@ -1,4 +1,5 @@
 import { BUDGETS, jsonBytes, truncateUtf8 } from '../../shared/budgets';
+import { BoundedList } from './bounded-list';
 import type { AgentEvent } from '../../shared/agent';
 
 /** Events kept (and carried over continue-as-new); older ones are dropped first. */
@@ -24,66 +25,46 @@ export function eventArgs(args: unknown): unknown {
  * and by BUDGETS.eventsBytes: the oldest are dropped first.
  */
 export class EventLog {
-  private events: AgentEvent[];
-  private sizes: number[];
-  private bytes: number;
+  private readonly events: BoundedList<AgentEvent>;
   seq: number;
 
   constructor(carried: AgentEvent[] = [], seq = 0) {
-    this.events = [...carried];
-    this.sizes = this.events.map((e) => jsonBytes(e) + 1);
-    this.bytes = this.sizes.reduce((a, b) => a + b, 0);
+    this.events = new BoundedList(MAX_EVENTS, BUDGETS.eventsBytes, carried);
     this.seq = seq;
   }
 
   /** Appends an event; `step` is the run's current step. */
   emit(step: number, e: Omit<AgentEvent, 'seq' | 'at' | 'step'>): void {
     this.seq += 1;
-    const event: AgentEvent = {
+    this.events.push({
       seq: this.seq,
       at: new Date().toISOString(),
       step,
       ...e,
       ...(e.text !== undefined ? { text: clip(e.text) } : {}),
       ...(e.args !== undefined ? { args: eventArgs(e.args) } : {}),
-    };
-    const size = jsonBytes(event) + 1;
-    this.events.push(event);
-    this.sizes.push(size);
-    this.bytes += size;
-    this.trim(BUDGETS.eventsBytes);
+    });
   }
 
-  /** Drops the oldest events until at most `maxBytes` (and the count bound) remain. */
+  /** Drops the oldest events until at most `maxBytes` remain. */
   trim(maxBytes: number): void {
-    let drop = 0;
-    while (
-      drop < this.events.length - 1 &&
-      (this.events.length - drop > MAX_EVENTS || this.bytes > maxBytes)
-    ) {
-      this.bytes -= this.sizes[drop] as number;
-      drop += 1;
-    }
-    if (drop) {
-      this.events.splice(0, drop);
-      this.sizes.splice(0, drop);
-    }
+    this.events.trim(maxBytes);
   }
 
   /** Events after a sequence number. */
   since(seq: number): AgentEvent[] {
-    return this.events.filter((e) => e.seq > seq);
+    return this.events.all.filter((e) => e.seq > seq);
   }
 
   /** The newest event of a kind, if any is kept. */
   latest(kind: AgentEvent['kind']): AgentEvent | undefined {
-    for (let i = this.events.length - 1; i >= 0; i -= 1)
-      if (this.events[i]?.kind === kind) return this.events[i];
+    const all = this.events.all;
+    for (let i = all.length - 1; i >= 0; i -= 1) if (all[i]?.kind === kind) return all[i];
     return undefined;
   }
 
   /** What to carry over continue-as-new. */
   snapshot(): AgentEvent[] {
-    return this.events;
+    return [...this.events.all];
   }
 }
