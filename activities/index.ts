@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import type { ModelChoice } from '../shared/model';
 import type { WorkerConfig } from '../workers/config';
 import { createEmailActivities } from './email';
 import { createModelActivities } from './model';
@@ -14,7 +15,7 @@ import { wait } from './utility/wait';
 /** What activities are built from: the worker's config and swappable clients. */
 export interface ActivityDeps {
   config: WorkerConfig;
-  providers?: Partial<Record<'scripted' | 'openai' | 'anthropic', ModelProvider>>;
+  providers?: Partial<Record<ModelChoice['provider'], ModelProvider>>;
   now?: () => Date;
   /** Temporal client used to deliver notifications (signals); without it notify_user fails clearly. */
   client?: Client;

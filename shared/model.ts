@@ -20,6 +20,9 @@ export const ScriptedTurnSchema = z.union([
 /** A scripted model turn. */
 export type ScriptedTurn = z.infer<typeof ScriptedTurnSchema>;
 
+/** Most tokens one local-model decision may take: bounds the CPU time of one call. */
+export const LOCAL_MAX_TOKENS_LIMIT = 2048;
+
 /** The model a run uses. Keys and endpoints are not here: the worker's configuration holds them. */
 export const ModelChoiceSchema = z.discriminatedUnion('provider', [
   z
@@ -40,6 +43,21 @@ export const ModelChoiceSchema = z.discriminatedUnion('provider', [
     model: z.string().min(1),
     temperature: z.number().min(0).max(2).optional(),
     maxTokens: z.number().int().positive().optional(),
+  }),
+  z.object({
+    provider: z.literal('local'),
+    model: z
+      .string()
+      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'a file name in the worker’s models folder, e.g. "my-model.gguf"')
+      .optional()
+      .describe('GGUF file in the worker’s models folder; omit for the worker’s configured local model'),
+    maxTokens: z
+      .number()
+      .int()
+      .min(32)
+      .max(LOCAL_MAX_TOKENS_LIMIT)
+      .default(512)
+      .describe('Tokens one decision may take (a tool call or the answer)'),
   }),
   z.object({
     provider: z.literal('anthropic'),

@@ -10,9 +10,13 @@ import { findTool } from '../../shared/tools/registry';
 import type { WorkerConfig } from '../../workers/config';
 import type { ModelActivities } from '../types';
 import { createAnthropicProvider } from './anthropic';
+import { createLocalProvider } from './local/provider';
 import { createOpenAIProvider } from './openai';
 import type { ModelProvider } from './provider';
 import { createScriptedProvider } from './scripted';
+
+/** The command that installs the local model's default weights, named when they are missing. */
+const LOCAL_SETUP_COMMAND = 'npm run setup';
 
 /** How often a waiting model call heartbeats, so cancellation reaches it and a dead worker is noticed. */
 const HEARTBEAT_MS = 5000;
@@ -59,6 +63,7 @@ export function createModelActivities({ config, providers = {} }: ModelActivityD
   const scripted = providers.scripted ?? (createScriptedProvider(config.scriptsDir) as ModelProvider);
   const openai = config.models.openai;
   const anthropic = config.models.anthropic;
+  let local: ModelProvider | undefined;
 
   function provider(name: CallModelInput['model']['provider']): ModelProvider {
     if (providers[name]) return providers[name];
@@ -83,6 +88,9 @@ export function createModelActivities({ config, providers = {} }: ModelActivityD
           apiKey: anthropic.apiKey,
           baseUrl: anthropic.baseUrl,
         }) as ModelProvider;
+      case 'local':
+        local ??= createLocalProvider({ ...config.models.local, setupCommand: LOCAL_SETUP_COMMAND }) as ModelProvider;
+        return local;
     }
   }
 
