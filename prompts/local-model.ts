@@ -35,7 +35,10 @@ export const LOCAL_TOOL_CARDS: Readonly<Record<string, LocalToolCard>> = Object.
   knowledge_base_search: {
     summary: "search the user's own documents and notes (guides, policies, how-tos)",
     args: { query: 'a few key words' },
-    example: { task: 'What do my notes say about watering tomatoes?', arguments: { query: 'watering tomatoes' } },
+    example: {
+      task: 'What do my notes say about watering tomatoes?',
+      arguments: { query: 'watering tomatoes' },
+    },
   },
   web_search: {
     summary: 'search the public web for news and current facts',
@@ -96,6 +99,19 @@ export const ANSWER_CARD: LocalToolCard = {
   args: { text: 'your reply' },
   example: { task: '', arguments: {} },
 };
+
+/**
+ * The worked example that opens every chat: a task, the call, its result and the answer quoting it.
+ * It shows the model the whole shape of a run, including the step small models miss: answering
+ * from the result instead of calling the tool again.
+ */
+export const FEW_SHOT_EXAMPLE = {
+  task: 'How much is 3 tickets at 18.50 EUR each?',
+  tool: 'calculator',
+  arguments: { expression: '3*18.50' },
+  result: '55.5',
+  answer: '3 tickets at 18.50 EUR cost 55.50 EUR.',
+} as const;
 
 /** How a tool result is shown to the model. */
 export function toolResultText(tool: string, content: string): string {

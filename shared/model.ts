@@ -22,6 +22,8 @@ export type ScriptedTurn = z.infer<typeof ScriptedTurnSchema>;
 
 /** Most tokens one local-model decision may take: bounds the CPU time of one call. */
 export const LOCAL_MAX_TOKENS_LIMIT = 2048;
+/** Tokens one local-model decision may take unless the run says otherwise: room for the longest answer. */
+export const LOCAL_DEFAULT_MAX_TOKENS = 512;
 
 /** The model a run uses. Keys and endpoints are not here: the worker's configuration holds them. */
 export const ModelChoiceSchema = z.discriminatedUnion('provider', [
@@ -48,7 +50,10 @@ export const ModelChoiceSchema = z.discriminatedUnion('provider', [
     provider: z.literal('local'),
     model: z
       .string()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/, 'a file name in the worker’s models folder, e.g. "my-model.gguf"')
+      .regex(
+        /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/,
+        'a file name in the worker’s models folder, e.g. "my-model.gguf"',
+      )
       .optional()
       .describe('GGUF file in the worker’s models folder; omit for the worker’s configured local model'),
     maxTokens: z
@@ -56,7 +61,7 @@ export const ModelChoiceSchema = z.discriminatedUnion('provider', [
       .int()
       .min(32)
       .max(LOCAL_MAX_TOKENS_LIMIT)
-      .default(512)
+      .default(LOCAL_DEFAULT_MAX_TOKENS)
       .describe('Tokens one decision may take (a tool call or the answer)'),
   }),
   z.object({

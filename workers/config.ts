@@ -25,7 +25,8 @@ export const WORKER_ENV = {
   OPENAI_BASE_URL: 'OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server, …)',
   ANTHROPIC_API_KEY: 'Key for the anthropic provider',
   ANTHROPIC_BASE_URL: 'Anthropic Messages API endpoint',
-  DURABLE_AGENT_LOCAL_MODEL: 'GGUF file of the local model provider (default: the one `npm run setup` installs)',
+  DURABLE_AGENT_LOCAL_MODEL:
+    'GGUF file of the local model provider (default: the one `npm run setup` installs)',
   DURABLE_AGENT_MODELS_DIR: 'Folder of GGUF files a run may name with `model: { provider: "local", model }`',
   DURABLE_AGENT_LOCAL_THREADS: 'CPU threads of the local model (default: the cores available)',
   DURABLE_AGENT_TRACING: 'OpenTelemetry tracing: off (default) | otlp | console (JSON lines on stderr)',

@@ -89,7 +89,10 @@ export function createModelActivities({ config, providers = {} }: ModelActivityD
           baseUrl: anthropic.baseUrl,
         }) as ModelProvider;
       case 'local':
-        local ??= createLocalProvider({ ...config.models.local, setupCommand: LOCAL_SETUP_COMMAND }) as ModelProvider;
+        local ??= createLocalProvider({
+          ...config.models.local,
+          setupCommand: LOCAL_SETUP_COMMAND,
+        }) as ModelProvider;
         return local;
     }
   }

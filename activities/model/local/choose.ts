@@ -23,9 +23,11 @@ function chatTokens(chat: LlamaCpp.LlamaChat, history: LlamaCpp.ChatHistoryItem[
 }
 
 /**
- * Log-probabilities of each name as the model's next words after `{"tool":"` (the closing quote
- * included, so a name that is a prefix of another is not favoured). Leaves the sequence holding the
- * chat, so the generation that follows reuses it.
+ * Log-probabilities of each name as the model's next words after `{"tool":"`. Names are read as a
+ * token trie and the model is asked only where names part (for most tool sets, once at the first
+ * token and once inside `sql_…`): past that point a name is already decided, and a full vocabulary
+ * distribution costs about as much as evaluating a token. Leaves the sequence holding the chat, so
+ * the generation that follows reuses it.
  */
 export async function nameLogProbs(
   chat: LlamaCpp.LlamaChat,
@@ -49,22 +51,40 @@ export async function nameLogProbs(
     await sequence.evaluateWithoutGeneratingNewTokens(context.slice(firstDifferentIndex));
   }
   const base = sequence.nextTokenIndex;
-  const scores: number[] = [];
-  for (const reply of replies) {
-    const rest = reply.slice(shared);
-    const input: LlamaCpp.ControlledEvaluateInputItem[] = [last, ...rest.slice(0, -1)].map((token) => [
-      token,
+  const scores = names.map(() => 0);
+
+  /** Distribution of the next token after `path` (the tokens past the shared prefix). */
+  const nextProbabilities = async (path: LlamaCpp.Token[]): Promise<Map<LlamaCpp.Token, number>> => {
+    const input: LlamaCpp.ControlledEvaluateInputItem[] = [last, ...path];
+    input[input.length - 1] = [
+      input[input.length - 1] as LlamaCpp.Token,
       { generateNext: { probabilities: true } },
-    ]);
+    ];
     const outputs = await sequence.controlledEvaluate(input);
-    let logProb = 0;
-    rest.forEach((token, i) => {
-      const p = outputs[i]?.next.probabilities?.get(token) ?? 0;
-      logProb += Math.log(Math.max(p, 1e-12));
-    });
-    scores.push(logProb);
     await sequence.eraseContextTokenRanges([{ start: base, end: sequence.nextTokenIndex }]);
-  }
+    return outputs[outputs.length - 1]?.next.probabilities ?? new Map();
+  };
+
+  const split = async (members: number[], depth: number, path: LlamaCpp.Token[]): Promise<void> => {
+    if (members.length < 2) return;
+    const probabilities = await nextProbabilities(path);
+    const groups = new Map<LlamaCpp.Token, number[]>();
+    for (const i of members) {
+      const token = replies[i]?.[shared + depth];
+      if (token === undefined) continue;
+      groups.set(token, [...(groups.get(token) ?? []), i]);
+    }
+    for (const [token, group] of groups) {
+      const logProb = Math.log(Math.max(probabilities.get(token) ?? 0, 1e-12));
+      for (const i of group) scores[i] = (scores[i] ?? 0) + logProb;
+      await split(group, depth + 1, [...path, token]);
+    }
+  };
+  await split(
+    names.map((_, i) => i),
+    0,
+    [],
+  );
   return scores;
 }
 

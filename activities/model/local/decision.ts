@@ -67,7 +67,9 @@ export function toGrammarSchema(schema: unknown, depth = 0): GrammarSchema {
         ARGUMENT_STRING_LIMIT,
       );
       const min = typeof schema.minLength === 'number' ? Math.min(schema.minLength, max) : 0;
-      return min > 0 ? { type: 'string', minLength: min, maxLength: max } : { type: 'string', maxLength: max };
+      return min > 0
+        ? { type: 'string', minLength: min, maxLength: max }
+        : { type: 'string', maxLength: max };
     }
     case 'number':
     case 'integer':
@@ -106,6 +108,13 @@ export function toGrammarSchema(schema: unknown, depth = 0): GrammarSchema {
   }
 }
 
+/** A required string argument is never empty: an empty message or query is never what a task needs. */
+function nonEmpty(schema: GrammarSchema): GrammarSchema {
+  return 'type' in schema && schema.type === 'string' && 'maxLength' in schema
+    ? { ...schema, minLength: Math.max(1, schema.minLength ?? 0) }
+    : schema;
+}
+
 /**
  * The arguments a small model is asked for: the card's fields when the tool has a card (all of them
  * required, so the model never weighs optional fields), else the schema's required fields.
@@ -118,7 +127,7 @@ export function argumentsSchema(tool: ModelToolSpec, card: LocalToolCard | undef
     : full.required.filter((k) => k in full.properties);
   return {
     type: 'object',
-    properties: Object.fromEntries(fields.map((k) => [k, full.properties[k] as GrammarSchema])),
+    properties: Object.fromEntries(fields.map((k) => [k, nonEmpty(full.properties[k] as GrammarSchema)])),
     required: fields,
     additionalProperties: false,
   };
@@ -153,28 +162,38 @@ export function decisionSchema(
   };
 }
 
-/** A parsed decision. */
+/** A parsed decision; `cut` when the token budget ended it before the JSON closed. */
 export type Decision =
-  { kind: 'answer'; text: string } | { kind: 'call'; tool: string; arguments: Record<string, unknown> };
+  | { kind: 'answer'; text: string; cut?: boolean }
+  | { kind: 'call'; tool: string; arguments: Record<string, unknown> | string; cut?: boolean };
+
+const CUT_ANSWER = /^\{"tool":"answer","arguments":\{"text":"((?:[^"\\]|\\.)*)/;
+const CUT_CALL = /^\{"tool":"([a-z][a-z0-9_]*)","arguments":(.*)$/s;
 
 /**
- * Reads the model's JSON. The grammar guarantees the shape; a cut-off output (the token budget ran
- * out mid-object) is the one way it can fail, and is reported as such.
+ * Reads the model's JSON. The grammar guarantees the shape, so the one way it can fail is the token
+ * budget running out mid-object. Then what was written is kept: an answer as far as it got, a call
+ * with its unfinished arguments as raw text, which the workflow refuses with a message the model can
+ * act on, as it does for any invalid arguments.
  */
-export function parseDecision(text: string): Decision | { kind: 'incomplete'; text: string } {
-  let value: unknown;
+export function parseDecision(text: string): Decision {
   try {
-    value = JSON.parse(text);
+    const value = JSON.parse(text) as { tool: string; arguments: Record<string, unknown> };
+    if (value.tool === ANSWER_TOOL) {
+      return { kind: 'answer', text: typeof value.arguments.text === 'string' ? value.arguments.text : '' };
+    }
+    return { kind: 'call', tool: value.tool, arguments: value.arguments };
   } catch {
-    return { kind: 'incomplete', text };
+    const answer = CUT_ANSWER.exec(text);
+    if (answer) {
+      const written = (answer[1] ?? '').replace(/\\$/, '');
+      return { kind: 'answer', text: `${JSON.parse(`"${written}"`) as string}…`, cut: true };
+    }
+    const call = CUT_CALL.exec(text);
+    if (call && call[1] !== ANSWER_TOOL)
+      return { kind: 'call', tool: call[1] as string, arguments: call[2] ?? '', cut: true };
+    return { kind: 'answer', text: '', cut: true };
   }
-  if (!isRecord(value) || typeof value.tool !== 'string' || !isRecord(value.arguments)) {
-    return { kind: 'incomplete', text };
-  }
-  if (value.tool === ANSWER_TOOL) {
-    return { kind: 'answer', text: typeof value.arguments.text === 'string' ? value.arguments.text : '' };
-  }
-  return { kind: 'call', tool: value.tool, arguments: value.arguments };
 }
 
 /** The compact JSON the model writes for a decision, used for few-shot examples and past turns. */

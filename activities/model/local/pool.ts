@@ -5,8 +5,7 @@
  */
 export class SequencePool<T> {
   private readonly free: T[];
-  private readonly waiters: { resolve: (slot: T) => void; signal?: AbortSignal; onAbort: () => void }[] =
-    [];
+  private readonly waiters: { resolve: (slot: T) => void; signal?: AbortSignal; onAbort: () => void }[] = [];
 
   constructor(slots: T[]) {
     if (slots.length === 0) throw new Error('a pool needs at least one slot');

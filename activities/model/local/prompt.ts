@@ -12,6 +12,7 @@ import {
   AFTER_RESULTS_TEXT,
   ANSWER_CARD,
   ANSWER_TOOL,
+  FEW_SHOT_EXAMPLE,
   LOCAL_SYSTEM_PROMPT,
   extraInstructionsText,
   toolResultText,
@@ -46,7 +47,7 @@ function cardLines(name: string, card: LocalToolCard): string[] {
     .map(([k, hint]) => `${k} (${hint})`)
     .join(', ');
   const lines = [`- ${name}: ${card.summary}. Arguments: ${args || 'none'}.`];
-  if (card.example.task && process.env.LM_VARIANT === 'inline') {
+  if (card.example.task) {
     lines.push(`  Example: "${card.example.task}" -> ${decisionText(name, card.example.arguments)}`);
   }
   return lines;
@@ -70,15 +71,18 @@ export function buildChat(
   cards: Readonly<Record<string, LocalToolCard>>,
 ): ChatHistoryItem[] {
   let system = systemText(tools, cards);
-  const chat: ChatHistoryItem[] = [];
-  if (process.env.LM_VARIANT !== 'inline') {
-    for (const t of tools) {
-      const card = cardFor(t, cards);
-      if (!card.example.task) continue;
-      chat.push({ type: 'user', text: card.example.task });
-      chat.push({ type: 'model', response: [decisionText(t.name, card.example.arguments)] });
-    }
-  }
+  const example = FEW_SHOT_EXAMPLE;
+  const chat: ChatHistoryItem[] = tools.some((t) => t.name === example.tool)
+    ? [
+        { type: 'user', text: example.task },
+        { type: 'model', response: [decisionText(example.tool, example.arguments)] },
+        {
+          type: 'user',
+          text: [toolResultText(example.tool, example.result), AFTER_RESULTS_TEXT].join('\n\n'),
+        },
+        { type: 'model', response: [decisionText(ANSWER_TOOL, { text: example.answer })] },
+      ]
+    : [];
   let results: string[] = [];
   const flushResults = () => {
     if (results.length) chat.push({ type: 'user', text: [...results, AFTER_RESULTS_TEXT].join('\n\n') });

@@ -12,16 +12,12 @@ import type { CallModelOutput, ModelChoice } from '../../../shared/model';
 import type { LocalToolCard } from '../../../prompts/local-model';
 import { LOCAL_TOOL_CARDS } from '../../../prompts/local-model';
 import type { ModelProvider } from '../provider';
-import { decisionSchema, parseDecision } from './decision';
-import { buildChat } from './prompt';
+import { decide } from './decide';
 import type { LocalRuntimeOptions } from './runtime';
 import { LocalModelMissing, loadLocalModel } from './runtime';
 
 /** The model choice this provider serves. */
 export type LocalModelChoice = Extract<ModelChoice, { provider: 'local' }>;
-
-/** Seed of the sampler. Greedy decoding ignores it; it is fixed so nothing can vary between runs. */
-export const LOCAL_SEED = 42;
 
 /** Where the weights are and how to run them; all from the worker's configuration. */
 export interface LocalProviderOptions extends LocalRuntimeOptions {
@@ -97,41 +93,25 @@ export function createLocalProvider(options: LocalProviderOptions): ModelProvide
           `Check that it is a GGUF model file; \`${options.setupCommand}\` reinstalls the default one.`,
       );
     }
-    const toolResults = req.messages.some((m) => m.role === 'tool');
-    const grammar = await loaded.grammar(decisionSchema(req.tools, cards, toolResults));
-    const chat = buildChat(req.messages, req.tools, cards);
-    return loaded.pool.use(async (llamaChat) => {
-      const sequence = llamaChat.sequence;
-      const meter = sequence.tokenMeter.getState();
-      const result = await llamaChat.generateResponse(chat, {
-        grammar,
-        maxTokens: req.model.maxTokens,
-        temperature: 0,
-        seed: LOCAL_SEED,
-        ...(req.signal ? { signal: req.signal } : {}),
-      });
-      const outputTokens = sequence.tokenMeter.diff(meter).usedOutputTokens;
-      const usage = { inputTokens: Math.max(0, sequence.nextTokenIndex - outputTokens), outputTokens };
-      const decision = parseDecision(result.response);
-      switch (decision.kind) {
-        case 'incomplete':
-          throw ApplicationFailure.create({
-            type: 'ModelBadResponse',
-            message:
-              `The local model stopped after ${req.model.maxTokens} tokens, before finishing its decision. ` +
-              'Give the run a larger model.maxTokens.',
-            nonRetryable: true,
-          });
-        case 'answer':
-          return { content: decision.text, toolCalls: [], usage, finishReason: 'stop' };
-        case 'call':
-          return {
-            content: null,
-            toolCalls: [{ id: `call_${randomUUID()}`, name: decision.tool, arguments: decision.arguments }],
-            usage,
-            finishReason: 'tool_calls',
-          };
-      }
-    }, req.signal);
+    const { decision, usage } = await loaded.pool.use(
+      (chat) =>
+        decide(loaded, chat, {
+          messages: req.messages,
+          tools: req.tools,
+          cards,
+          maxTokens: req.model.maxTokens,
+          ...(req.signal ? { signal: req.signal } : {}),
+        }),
+      req.signal,
+    );
+    if (decision.kind === 'answer') {
+      return { content: decision.text, toolCalls: [], usage, finishReason: decision.cut ? 'length' : 'stop' };
+    }
+    return {
+      content: null,
+      toolCalls: [{ id: `call_${randomUUID()}`, name: decision.tool, arguments: decision.arguments }],
+      usage,
+      finishReason: decision.cut ? 'length' : 'tool_calls',
+    };
   };
 }

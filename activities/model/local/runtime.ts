@@ -28,6 +28,8 @@ export interface LoadedLocalModel {
   pool: SequencePool<LlamaCpp.LlamaChat>;
   /** Wall-clock time the load took, in ms. */
   loadMs: number;
+  /** Values derived from the model and kept with it (the tool-choice priors), by key. */
+  memo: Map<string, unknown>;
   /** A grammar for a decision schema, built once per distinct schema. */
   grammar(schema: GrammarSchema): Promise<LlamaCpp.LlamaGrammar>;
 }
@@ -40,6 +42,7 @@ const GRAMMAR_CACHE_LIMIT = 32;
  * CommonJS output of tsc and of the test transform would turn a plain `import()` into `require`.
  * A function built at run time keeps the import native in every one of them.
  */
+// eslint-disable-next-line @typescript-eslint/no-implied-eval -- a fixed string: the native import() itself
 const importNative = new Function('specifier', 'return import(specifier)') as (
   specifier: string,
 ) => Promise<unknown>;
@@ -115,14 +118,14 @@ async function load(path: string, options: LocalRuntimeOptions): Promise<LoadedL
     context,
     pool: new SequencePool(chats),
     loadMs: performance.now() - started,
+    memo: new Map(),
     grammar(schema) {
       const key = JSON.stringify(schema);
       let grammar = grammars.get(key);
       if (!grammar) {
         if (grammars.size >= GRAMMAR_CACHE_LIMIT) grammars.delete(grammars.keys().next().value as string);
-        const created: Promise<LlamaCpp.LlamaGrammar> = llama.createGrammarForJsonSchema<LlamaCpp.GbnfJsonSchema>(
-          schema as LlamaCpp.GbnfJsonSchema,
-        );
+        const created: Promise<LlamaCpp.LlamaGrammar> =
+          llama.createGrammarForJsonSchema<LlamaCpp.GbnfJsonSchema>(schema as LlamaCpp.GbnfJsonSchema);
         created.catch(() => grammars.delete(key));
         grammars.set(key, created);
         grammar = created;
