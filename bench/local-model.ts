@@ -161,7 +161,11 @@ async function main() {
   console.log(`agent step (wall): ${summary(steps)}`);
 }
 
-main().catch((err) => {
-  console.error(err);
-  process.exit(1);
-});
+// The runtime's native threads and the worker's connection would keep the process alive.
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);
