@@ -101,17 +101,17 @@ export const ANSWER_CARD: LocalToolCard = {
 };
 
 /**
- * The worked example that opens every chat: a task, the call, its result and the answer quoting it.
- * It shows the model the whole shape of a run, including the step small models miss: answering
- * from the result instead of calling the tool again. Its tool is never offered, so the example
- * favours none of the real tools (the grammar keeps the model from calling it).
+ * The worked example that opens every chat where its tool is offered: a task, the call, its result
+ * and the answer quoting it. It shows the model the whole shape of a run, including the step small
+ * models miss: answering from the result instead of calling the tool again. (A made-up tool that is
+ * never offered favours no real tool, but measured worse: SmolLM2-135M then copied its answer.)
  */
 export const FEW_SHOT_EXAMPLE = {
-  task: 'What is the weather in Oslo?',
-  tool: 'weather',
-  arguments: { city: 'Oslo' },
-  result: 'Oslo: 4 °C, light rain',
-  answer: 'It is 4 °C with light rain in Oslo.',
+  task: 'How much is 3 tickets at 18.50 EUR each?',
+  tool: 'calculator',
+  arguments: { expression: '3*18.50' },
+  result: '55.5',
+  answer: '3 tickets at 18.50 EUR cost 55.50 EUR.',
 } as const;
 
 /** How a tool result is shown to the model. */

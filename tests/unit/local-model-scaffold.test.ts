@@ -1,5 +1,6 @@
 import { modelToolSpecs } from '../../activities/model';
 import { calibratedChoice } from '../../activities/model/local/choose';
+import { repeatsItself, withoutRepeats } from '../../activities/model/local/decide';
 import {
   ANSWER_TEXT_LIMIT,
   ARGUMENT_ARRAY_LIMIT,
@@ -111,9 +112,9 @@ describe('the chat a small model reads', () => {
     expect(system.text).not.toContain(DEFAULT_SYSTEM_PROMPT.split('\n')[0]);
     expect(chat[1]).toEqual({ type: 'user', text: FEW_SHOT_EXAMPLE.task });
     expect(chat.at(-1)).toEqual({ type: 'user', text: task[1]!.content });
-    // The example's tool is none of the offered ones, so it favours none.
-    expect(tools.map((t) => t?.name)).not.toContain(FEW_SHOT_EXAMPLE.tool);
     expect(chat).toHaveLength(6);
+    // No calculator offered, no calculator example.
+    expect(buildChat(task, [getTime!], LOCAL_TOOL_CARDS)).toHaveLength(2);
   });
 
   test("a run's own instructions are kept", () => {
@@ -213,5 +214,26 @@ describe('choosing the local model', () => {
       model: 'gemma-3-270m-q4_k_m.gguf',
       maxTokens: 512,
     });
+  });
+});
+
+describe('answers that loop', () => {
+  test('a sentence written three times is a loop; a short one repeated is not', () => {
+    expect(repeatsItself('It is 437. The answer is 437. The answer is 437. The answer is 437.')).toBe(true);
+    expect(repeatsItself('Yes. Yes. Yes. It is 437.')).toBe(false);
+    expect(repeatsItself('The answer is 437. The answer is 437.')).toBe(false);
+  });
+
+  test('the answer keeps each sentence once and drops a repeat cut short', () => {
+    expect(withoutRepeats('It is 437. The answer is 437. The answer is 437. The ans…')).toBe(
+      'It is 437. The answer is 437.',
+    );
+    expect(withoutRepeats('It is 437. The answer is 437. The answer is 437.…')).toBe(
+      'It is 437. The answer is 437.',
+    );
+    expect(withoutRepeats('No sentence end here')).toBe('No sentence end here');
+    expect(withoutRepeats('First point here. Second point here.')).toBe(
+      'First point here. Second point here.',
+    );
   });
 });

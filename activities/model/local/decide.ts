@@ -75,6 +75,38 @@ function notYetCalled(messages: ChatMessage[], tools: ModelToolSpec[]): ModelToo
   return tools.filter((t) => !called.has(t.name));
 }
 
+/** Sentences a loop is recognised by: long enough not to be a legitimate repeat like "Yes." */
+const SENTENCE = /[^.!?\n]{8,}[.!?\n]/g;
+
+/** Whether some sentence has been written three times: greedy decoding will not leave that loop. */
+export function repeatsItself(text: string): boolean {
+  const seen = new Map<string, number>();
+  for (const [sentence] of text.matchAll(SENTENCE)) {
+    const key = sentence.trim().toLowerCase();
+    const n = (seen.get(key) ?? 0) + 1;
+    if (n >= 3) return true;
+    seen.set(key, n);
+  }
+  return false;
+}
+
+/** The text with each repeated sentence kept once, and a dangling repeat of one dropped. */
+export function withoutRepeats(text: string): string {
+  const seen = new Set<string>();
+  let out = '';
+  let end = 0;
+  for (const match of text.matchAll(SENTENCE)) {
+    const key = match[0].trim().toLowerCase();
+    if (!seen.has(key)) out += text.slice(end, (match.index ?? 0) + match[0].length);
+    seen.add(key);
+    end = (match.index ?? 0) + match[0].length;
+  }
+  const tail = text.slice(end);
+  const tailKey = tail.replace(/…$/, '').trim().toLowerCase();
+  const dangling = tailKey === '' || [...seen].some((k) => k.startsWith(tailKey));
+  return (out + (dangling ? '' : tail)).trim();
+}
+
 /** Runs one decision on `chat`'s sequence. Throws the signal's reason when cancelled. */
 export async function decide(
   loaded: LoadedLocalModel,
@@ -91,16 +123,26 @@ export async function decide(
   const grammar = await loaded.grammar(decisionSchema(offered, input.cards, !firstDecision));
   const { sequence } = chat;
   const meter = sequence.tokenMeter.getState();
+  // Greedy decoding can fall into a loop ("The answer is 437. The answer is 437. …"): stop it there.
+  const looping = new AbortController();
+  let written = '';
   const result = await chat.generateResponse(history, {
     grammar,
     maxTokens: input.maxTokens,
     temperature: 0,
     seed: LOCAL_SEED,
-    ...(input.signal ? { signal: input.signal } : {}),
+    signal: input.signal ? AbortSignal.any([input.signal, looping.signal]) : looping.signal,
+    stopOnAbortSignal: true,
+    onTextChunk: (chunk) => {
+      written += chunk;
+      if (repeatsItself(written)) looping.abort();
+    },
   });
+  input.signal?.throwIfAborted();
   const outputTokens = sequence.tokenMeter.diff(meter).usedOutputTokens;
+  const decision = parseDecision(result.response);
   return {
-    decision: parseDecision(result.response),
+    decision: decision.kind === 'answer' ? { ...decision, text: withoutRepeats(decision.text) } : decision,
     usage: { inputTokens: Math.max(0, sequence.nextTokenIndex - outputTokens), outputTokens },
   };
 }

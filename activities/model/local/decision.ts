@@ -12,7 +12,7 @@ import { ANSWER_TOOL } from '../../../prompts/local-model';
 /** Longest string the model may write in a tool argument. */
 export const ARGUMENT_STRING_LIMIT = 300;
 /** Longest final answer, in characters. */
-export const ANSWER_TEXT_LIMIT = 1200;
+export const ANSWER_TEXT_LIMIT = 600;
 /** Most items in an array argument. */
 export const ARGUMENT_ARRAY_LIMIT = 8;
 /** Nesting depth followed in argument schemas; deeper values become scalars. */

@@ -72,12 +72,17 @@ export function buildChat(
 ): ChatHistoryItem[] {
   let system = systemText(tools, cards);
   const example = FEW_SHOT_EXAMPLE;
-  const chat: ChatHistoryItem[] = [
-    { type: 'user', text: example.task },
-    { type: 'model', response: [decisionText(example.tool, example.arguments)] },
-    { type: 'user', text: [toolResultText(example.tool, example.result), AFTER_RESULTS_TEXT].join('\n\n') },
-    { type: 'model', response: [decisionText(ANSWER_TOOL, { text: example.answer })] },
-  ];
+  const chat: ChatHistoryItem[] = tools.some((t) => t.name === example.tool)
+    ? [
+        { type: 'user', text: example.task },
+        { type: 'model', response: [decisionText(example.tool, example.arguments)] },
+        {
+          type: 'user',
+          text: [toolResultText(example.tool, example.result), AFTER_RESULTS_TEXT].join('\n\n'),
+        },
+        { type: 'model', response: [decisionText(ANSWER_TOOL, { text: example.answer })] },
+      ]
+    : [];
   let results: string[] = [];
   const flushResults = () => {
     if (results.length) chat.push({ type: 'user', text: [...results, AFTER_RESULTS_TEXT].join('\n\n') });
