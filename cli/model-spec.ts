@@ -15,7 +15,7 @@ export function parseModelSpec(spec: string): ModelChoice {
   }
   if (!name) {
     throw new Error(
-      `--model "${spec}": use local, local:<file>, scripted:<script>, openai:<model> or anthropic:<model>`,
+      `--model "${spec}": use scripted:<script>, openai:<model>, anthropic:<model>, local or local:<file>`,
     );
   }
   switch (provider) {
@@ -27,7 +27,7 @@ export function parseModelSpec(spec: string): ModelChoice {
       return { provider: 'anthropic', model: name, maxTokens: 1024 };
     default:
       throw new Error(
-        `--model "${spec}": unknown provider "${provider}"; use local, scripted, openai or anthropic`,
+        `--model "${spec}": unknown provider "${provider}"; use scripted, openai, anthropic or local`,
       );
   }
 }
