@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import type { ModelChoice } from '../shared/model';
 import type { WorkerConfig } from '../workers/config';
 import type { ContentStore } from './content/store';
 import { boundToolResult } from './content/tool-results';
@@ -19,7 +20,7 @@ export interface ActivityDeps {
   config: WorkerConfig;
   /** Where large tool results and conversations are kept by reference. */
   store: ContentStore;
-  providers?: Partial<Record<'scripted' | 'openai' | 'anthropic', ModelProvider>>;
+  providers?: Partial<Record<ModelChoice['provider'], ModelProvider>>;
   now?: () => Date;
   /** Temporal client used to deliver notifications (signals); without it notify_user fails clearly. */
   client?: Client;

@@ -139,9 +139,10 @@ program
   .description('Start an agent run, show its progress live, and print the final answer')
   .argument('[task]', 'what the agent should do')
   .addOption(
-    new Option('--model <provider:name>', 'scripted:<script> | openai:<model> | anthropic:<model>').default(
-      'scripted:demo',
-    ),
+    new Option(
+      '--model <provider:name>',
+      'scripted:<script> | local[:<file>] | openai:<model> | anthropic:<model>',
+    ).default('scripted:demo'),
   )
   .option('--tools <names>', `comma-separated tools (known: ${TOOL_NAMES.join(', ')})`)
   .option('--max-steps <n>', 'model turns before the run stops', positiveInt)
@@ -288,10 +289,23 @@ program
   });
 
 // ---------------------------------------------------------------- demo
+/** The demo job of the local model: one a small model does in two steps (a tool, then the answer). */
+const LOCAL_DEMO: Pick<AgentInput, 'task' | 'tools'> = {
+  task: 'How many customers are in the database?',
+  tools: ['get_time', 'calculator', 'knowledge_base_search', 'sql_schema', 'sql_query', 'notify_user'],
+};
+
 program
   .command('demo')
   .description('Start the dev server and a worker, run the demo agent job with the offline model')
-  .action(async () => {
+  .addOption(
+    new Option(
+      '--model <provider:name>',
+      'scripted:demo (a replayed script) | local (a small model run here)',
+    ).default('scripted:demo'),
+  )
+  .action(async (o: { model: string }) => {
+    const model = parseModelSpec(o.model);
     const s = await startDevServer({});
     console.log(`Temporal dev server at ${s.address}${s.uiUrl ? `, Web UI ${s.uiUrl}` : ''}`);
     const config = loadWorkerConfig();
@@ -302,12 +316,15 @@ program
     const client = await connectClient(target());
     try {
       const workflowId = `demo-${randomUUID()}`;
-      const input: AgentInput = {
-        task: 'Plan my Tokyo trip budget: 4 hotel nights at 182.50 EUR, a 912 EUR flight, plus a 10% reserve. What time is it there now?',
-        model: { provider: 'scripted', script: 'demo' },
-        tools: ['get_time', 'calculator', 'notify_user'],
-        notify: { user: 'demo' },
-      };
+      const input: AgentInput =
+        model.provider === 'scripted'
+          ? {
+              task: 'Plan my Tokyo trip budget: 4 hotel nights at 182.50 EUR, a 912 EUR flight, plus a 10% reserve. What time is it there now?',
+              model,
+              tools: ['get_time', 'calculator', 'notify_user'],
+              notify: { user: 'demo' },
+            }
+          : { ...LOCAL_DEMO, model, notify: { user: 'demo' } };
       const handle = await startAgentRun(client, input, { taskQueue: config.taskQueue, workflowId });
       console.log(`Started ${workflowId}\nTask: ${input.task}`);
       const outcome = await watchRun(client, handle, (l) => console.log(l));

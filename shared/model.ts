@@ -21,6 +21,11 @@ export const ScriptedTurnSchema = z.union([
 /** A scripted model turn. */
 export type ScriptedTurn = z.infer<typeof ScriptedTurnSchema>;
 
+/** Most tokens one local-model decision may take: bounds the CPU time of one call. */
+export const LOCAL_MAX_TOKENS_LIMIT = 2048;
+/** Tokens one local-model decision may take unless the run says otherwise: room for the longest answer. */
+export const LOCAL_DEFAULT_MAX_TOKENS = 512;
+
 /** The model a run uses. Keys and endpoints are not here: the worker's configuration holds them. */
 export const ModelChoiceSchema = z.discriminatedUnion('provider', [
   z
@@ -41,6 +46,24 @@ export const ModelChoiceSchema = z.discriminatedUnion('provider', [
     model: z.string().min(1),
     temperature: z.number().min(0).max(2).optional(),
     maxTokens: z.number().int().positive().optional(),
+  }),
+  z.object({
+    provider: z.literal('local'),
+    model: z
+      .string()
+      .regex(
+        /^[A-Za-z0-9][A-Za-z0-9._-]{0,199}$/,
+        'a file name in the worker’s models folder, e.g. "my-model.gguf"',
+      )
+      .optional()
+      .describe('GGUF file in the worker’s models folder; omit for the worker’s configured local model'),
+    maxTokens: z
+      .number()
+      .int()
+      .min(32)
+      .max(LOCAL_MAX_TOKENS_LIMIT)
+      .default(LOCAL_DEFAULT_MAX_TOKENS)
+      .describe('Tokens one decision may take (a tool call or the answer)'),
   }),
   z.object({
     provider: z.literal('anthropic'),
@@ -67,6 +90,8 @@ export const DEFAULT_CONTEXT_TOKENS: Readonly<Record<ModelChoice['provider'], nu
   scripted: 128_000,
   openai: 128_000,
   anthropic: 200_000,
+  // The local model's own context (activities/model/local) is 4,096 tokens.
+  local: 4096,
 });
 
 /** How the model activity cuts the window it sends (from the run's policy). */

@@ -41,7 +41,11 @@ export function agentCallOf(activityType: string, args: unknown[]): AgentCall | 
     const model = arg?.model;
     return {
       operation: 'chat',
-      name: !model ? 'unknown' : 'model' in model ? model.model : (model.script ?? 'inline'),
+      name: !model
+        ? 'unknown'
+        : model.provider === 'scripted'
+          ? (model.script ?? 'inline')
+          : (model.model ?? 'default'),
       provider: model?.provider,
       step: arg?.step,
     };

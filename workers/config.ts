@@ -1,8 +1,10 @@
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { EmailConfigSchema } from '../activities/email/config';
 import type { EmailConfig } from '../activities/email/config';
+import { DEFAULT_LOCAL_WEIGHTS, LOCAL_WEIGHTS } from '../activities/model/local/weights';
 import { SearchConfigSchema } from '../activities/search/config';
 import type { SearchConfig } from '../activities/search/config';
 import { DatabasesConfigSchema } from '../activities/sql/config';
@@ -25,6 +27,10 @@ export const WORKER_ENV = {
   OPENAI_BASE_URL: 'OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server, …)',
   ANTHROPIC_API_KEY: 'Key for the anthropic provider',
   ANTHROPIC_BASE_URL: 'Anthropic Messages API endpoint',
+  DURABLE_AGENT_LOCAL_MODEL:
+    'GGUF file of the local model provider (default: the one `npm run setup` installs)',
+  DURABLE_AGENT_MODELS_DIR: 'Folder of GGUF files a run may name with `model: { provider: "local", model }`',
+  DURABLE_AGENT_LOCAL_THREADS: 'CPU threads of the local model (default: the cores available less one)',
   DURABLE_AGENT_TRACING: 'OpenTelemetry tracing: off (default) | otlp | console (JSON lines on stderr)',
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'OTLP/HTTP traces URL, e.g. http://127.0.0.1:4318/v1/traces',
   OTEL_EXPORTER_OTLP_ENDPOINT: 'OTLP/HTTP base URL; `/v1/traces` is appended',
@@ -54,6 +60,14 @@ const EnvSchema = z.object({
   OPENAI_BASE_URL: z.url({ message: 'must be a URL such as http://127.0.0.1:11434/v1' }).optional(),
   ANTHROPIC_API_KEY: optionalString,
   ANTHROPIC_BASE_URL: z.url({ message: 'must be a URL such as https://api.anthropic.com' }).optional(),
+  DURABLE_AGENT_LOCAL_MODEL: z.string().trim().min(1).optional(),
+  DURABLE_AGENT_MODELS_DIR: z.string().trim().min(1).default(path.join(PROJECT_ROOT, 'models')),
+  DURABLE_AGENT_LOCAL_THREADS: z.coerce
+    .number({ message: 'must be a whole number of threads, e.g. 2' })
+    .int({ message: 'must be a whole number of threads, e.g. 2' })
+    .min(1)
+    .max(256)
+    .optional(),
   DURABLE_AGENT_TRACING: z
     .enum(['off', 'otlp', 'console'], { message: 'must be off, otlp or console' })
     .default('off'),
@@ -73,6 +87,35 @@ export interface TracingConfig {
   serviceName: string;
 }
 
+/** The worker's local model settings (see WORKER_ENV). */
+export interface LocalModelConfig {
+  /** The GGUF file used when a run names none. */
+  modelPath: string;
+  /** Whether modelPath came from DURABLE_AGENT_LOCAL_MODEL (else it is the default the setup installs). */
+  modelPathConfigured: boolean;
+  modelsDir: string;
+  threads: number;
+  /** Tokens one sequence holds: the scaffold (~600), the run's turns and clipped tool results. */
+  contextSize: number;
+  /** Model calls generated at once; further calls wait for a free sequence. */
+  sequences: number;
+}
+
+/**
+ * Threads of the local model unless configured: the cores available, less one for the worker's own
+ * work (Temporal's SDK, tools, a dev server beside it). llama.cpp's threads wait on each other at
+ * every layer, so when the OS deschedules one of them the others spin: with as many threads as
+ * cores on a busy 2-core machine generation ran at 0.8 tokens/s, against 19.7 with one thread.
+ */
+export function defaultLocalThreads(cores = os.availableParallelism()): number {
+  return Math.max(1, cores - 1);
+}
+
+/** Default context of the local model, per sequence. */
+export const LOCAL_CONTEXT_SIZE = 4096;
+/** Default number of sequences: two calls generate at once, so one long answer does not stall the others. */
+export const LOCAL_SEQUENCES = 2;
+
 /** The worker's configuration: everything activities need, including secrets that never enter history. */
 export interface WorkerConfig {
   taskQueue: string;
@@ -83,6 +126,7 @@ export interface WorkerConfig {
   models: {
     openai: { apiKey?: string; baseUrl: string; baseUrlConfigured: boolean };
     anthropic: { apiKey?: string; baseUrl: string };
+    local: LocalModelConfig;
   };
   email: EmailConfig;
   databases: DatabasesConfig;
@@ -198,6 +242,17 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
       anthropic: {
         apiKey: e.ANTHROPIC_API_KEY,
         baseUrl: e.ANTHROPIC_BASE_URL ?? 'https://api.anthropic.com',
+      },
+      local: {
+        modelPath: path.resolve(
+          e.DURABLE_AGENT_LOCAL_MODEL ??
+            path.join(e.DURABLE_AGENT_MODELS_DIR, LOCAL_WEIGHTS[DEFAULT_LOCAL_WEIGHTS].file),
+        ),
+        modelPathConfigured: e.DURABLE_AGENT_LOCAL_MODEL !== undefined,
+        modelsDir: path.resolve(e.DURABLE_AGENT_MODELS_DIR),
+        threads: e.DURABLE_AGENT_LOCAL_THREADS ?? defaultLocalThreads(),
+        contextSize: LOCAL_CONTEXT_SIZE,
+        sequences: LOCAL_SEQUENCES,
       },
     },
   };

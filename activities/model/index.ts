@@ -16,9 +16,13 @@ import { findTool } from '../../shared/tools/registry';
 import type { WorkerConfig } from '../../workers/config';
 import type { ModelActivities } from '../types';
 import { createAnthropicProvider } from './anthropic';
+import { createLocalProvider } from './local/provider';
 import { createOpenAIProvider } from './openai';
 import type { ModelProvider } from './provider';
 import { createScriptedProvider } from './scripted';
+
+/** The command that installs the local model's default weights, named when they are missing. */
+const LOCAL_SETUP_COMMAND = 'npm run setup';
 
 /** How often a waiting model call heartbeats, so cancellation reaches it and a dead worker is noticed. */
 const HEARTBEAT_MS = 5000;
@@ -70,6 +74,7 @@ export function createModelActivities({ config, store, providers = {} }: ModelAc
   const scripted = providers.scripted ?? (createScriptedProvider(config.scriptsDir) as ModelProvider);
   const openai = config.models.openai;
   const anthropic = config.models.anthropic;
+  let local: ModelProvider | undefined;
 
   function provider(name: CallModelInput['model']['provider']): ModelProvider {
     if (providers[name]) return providers[name];
@@ -94,6 +99,12 @@ export function createModelActivities({ config, store, providers = {} }: ModelAc
           apiKey: anthropic.apiKey,
           baseUrl: anthropic.baseUrl,
         }) as ModelProvider;
+      case 'local':
+        local ??= createLocalProvider({
+          ...config.models.local,
+          setupCommand: LOCAL_SETUP_COMMAND,
+        }) as ModelProvider;
+        return local;
     }
   }
 
@@ -104,9 +115,11 @@ export function createModelActivities({ config, store, providers = {} }: ModelAc
       const tools = modelToolSpecs(input.tools);
       const { ref, node } = await appendConversation(store, input);
       const model = input.model as { maxTokens?: number };
+      const contextTokens = input.window?.contextTokens ?? DEFAULT_CONTEXT_TOKENS[input.model.provider];
       const { messages, plan } = await buildWindow(store, node, {
-        contextTokens: input.window?.contextTokens ?? DEFAULT_CONTEXT_TOKENS[input.model.provider],
-        reserveTokens: model.maxTokens ?? DEFAULT_RESERVE_TOKENS,
+        contextTokens,
+        // Room for the answer, never more than a quarter of the context.
+        reserveTokens: Math.min(model.maxTokens ?? DEFAULT_RESERVE_TOKENS, Math.floor(contextTokens / 4)),
         toolTokens: estimateTokens(jsonBytes(tools)),
         maxMessages: input.window?.maxMessages ?? DEFAULT_WINDOW.maxMessages,
       });

@@ -1,0 +1,148 @@
+/**
+ * One decision of the local model, on one borrowed sequence. The first decision of a run is a tool
+ * call (as with `tool_choice: "required"`): the tool is chosen by calibrated probabilities (see
+ * choose.ts), then its arguments are generated under a grammar that admits only that tool. Later
+ * decisions, with tool results in view, are generated greedily under the grammar of every offered
+ * tool and the answer.
+ */
+import type * as LlamaCpp from 'node-llama-cpp';
+import type { ChatMessage, Usage } from '../../../shared/conversation';
+import type { ModelToolSpec } from '../../../shared/model';
+import type { LocalToolCard } from '../../../prompts/local-model';
+import { calibratedChoice, nameLogProbs, namePriors } from './choose';
+import type { Decision } from './decision';
+import { decisionSchema, parseDecision } from './decision';
+import { buildChat } from './prompt';
+import type { LoadedLocalModel } from './runtime';
+
+/** Seed of the sampler. Greedy decoding ignores it; it is fixed so nothing can vary between runs. */
+export const LOCAL_SEED = 42;
+
+/** Priors kept per model, one per tool set and system prompt. */
+const PRIOR_CACHE_LIMIT = 32;
+
+/** What one decision needs. */
+export interface DecideInput {
+  messages: ChatMessage[];
+  tools: ModelToolSpec[];
+  cards: Readonly<Record<string, LocalToolCard>>;
+  maxTokens: number;
+  signal?: AbortSignal;
+}
+
+/** A decision and what it cost. */
+export interface DecideOutput {
+  decision: Decision;
+  usage: Usage;
+}
+
+/** The calibrated first choice among the tools, with the priors computed once per tool set. */
+async function chooseTool(
+  loaded: LoadedLocalModel,
+  chat: LlamaCpp.LlamaChat,
+  input: DecideInput,
+  history: LlamaCpp.ChatHistoryItem[],
+): Promise<ModelToolSpec> {
+  const names = input.tools.map((t) => t.name);
+  const system = history[0];
+  const key = JSON.stringify([system, names]);
+  let priors = loaded.memo.get(key) as number[] | undefined;
+  if (!priors) {
+    const contentFree = (task: string) =>
+      buildChat(
+        [...input.messages.filter((m) => m.role === 'system'), { role: 'user', content: task }],
+        input.tools,
+        input.cards,
+      );
+    priors = await namePriors(chat, contentFree, names);
+    if (loaded.memo.size >= PRIOR_CACHE_LIMIT) loaded.memo.delete(loaded.memo.keys().next().value as string);
+    loaded.memo.set(key, priors);
+  }
+  input.signal?.throwIfAborted();
+  const scores = await nameLogProbs(chat, history, names);
+  return input.tools[calibratedChoice(scores, priors)] as ModelToolSpec;
+}
+
+/**
+ * The tools a later decision may call: those the run has not called yet. A small model shown a
+ * tool's result tends to call the same tool again rather than answer; offering each tool once turns
+ * that loop into an answer, and still lets a task use several tools in turn.
+ */
+function notYetCalled(messages: ChatMessage[], tools: ModelToolSpec[]): ModelToolSpec[] {
+  const called = new Set(
+    messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => c.name) : [])),
+  );
+  return tools.filter((t) => !called.has(t.name));
+}
+
+/** Sentences a loop is recognised by: long enough not to be a legitimate repeat like "Yes." */
+const SENTENCE = /[^.!?\n]{8,}[.!?\n]/g;
+
+/** Whether some sentence has been written three times: greedy decoding will not leave that loop. */
+export function repeatsItself(text: string): boolean {
+  const seen = new Map<string, number>();
+  for (const [sentence] of text.matchAll(SENTENCE)) {
+    const key = sentence.trim().toLowerCase();
+    const n = (seen.get(key) ?? 0) + 1;
+    if (n >= 3) return true;
+    seen.set(key, n);
+  }
+  return false;
+}
+
+/** The text with each repeated sentence kept once, and a dangling repeat of one dropped. */
+export function withoutRepeats(text: string): string {
+  const seen = new Set<string>();
+  let out = '';
+  let end = 0;
+  for (const match of text.matchAll(SENTENCE)) {
+    const key = match[0].trim().toLowerCase();
+    if (!seen.has(key)) out += text.slice(end, (match.index ?? 0) + match[0].length);
+    seen.add(key);
+    end = (match.index ?? 0) + match[0].length;
+  }
+  const tail = text.slice(end);
+  const tailKey = tail.replace(/…$/, '').trim().toLowerCase();
+  const dangling = tailKey === '' || [...seen].some((k) => k.startsWith(tailKey));
+  return (out + (dangling ? '' : tail)).trim();
+}
+
+/** Runs one decision on `chat`'s sequence. Throws the signal's reason when cancelled. */
+export async function decide(
+  loaded: LoadedLocalModel,
+  chat: LlamaCpp.LlamaChat,
+  input: DecideInput,
+): Promise<DecideOutput> {
+  const history = buildChat(input.messages, input.tools, input.cards);
+  const firstDecision = !input.messages.some((m) => m.role === 'tool') && input.tools.length > 0;
+  const offered = firstDecision
+    ? input.tools.length > 1
+      ? [await chooseTool(loaded, chat, input, history)]
+      : input.tools
+    : notYetCalled(input.messages, input.tools);
+  const grammar = await loaded.grammar(decisionSchema(offered, input.cards, !firstDecision));
+  const { sequence } = chat;
+  const meter = sequence.tokenMeter.getState();
+  // Greedy decoding can fall into a loop ("The answer is 437. The answer is 437. …"): stop it there.
+  const looping = new AbortController();
+  let written = '';
+  const result = await chat.generateResponse(history, {
+    grammar,
+    maxTokens: input.maxTokens,
+    temperature: 0,
+    seed: LOCAL_SEED,
+    signal: input.signal ? AbortSignal.any([input.signal, looping.signal]) : looping.signal,
+    stopOnAbortSignal: true,
+    onTextChunk: (chunk) => {
+      written += chunk;
+      if (repeatsItself(written)) looping.abort();
+    },
+  });
+  input.signal?.throwIfAborted();
+  const outputTokens = sequence.tokenMeter.diff(meter).usedOutputTokens;
+  const decision = parseDecision(result.response);
+  return {
+    decision: decision.kind === 'answer' ? { ...decision, text: withoutRepeats(decision.text) } : decision,
+    usage: { inputTokens: Math.max(0, sequence.nextTokenIndex - outputTokens), outputTokens },
+  };
+}

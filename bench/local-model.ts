@@ -1,0 +1,171 @@
+/**
+ * The local model on this machine: load time, memory, generation speed, time per agent step, and
+ * quality on the task set of bench/fixtures/local-model-tasks.ts. Every task runs as a real agent
+ * run (dev server, in-process worker, the real tool activities: knowledge base, sample database,
+ * notifications) and is judged on its first tool call (right tool? arguments valid?) and end to end
+ * (a final answer, or notification, with the expected fact; the right arguments where a task says).
+ *
+ *   npx tsx bench/local-model.ts [model file in models/] [--threads N] [--tasks N]
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { disposeLocalModels, loadLocalModel } from '../activities/model/local/runtime';
+import type { AgentEvent, AgentInput, AgentResult } from '../shared/agent';
+import { eventsQuery } from '../shared/agent';
+import { notificationsQuery } from '../shared/notifications/messages';
+import { startDevServerFixture, withDevWorker } from '../tests/support/dev-server';
+import { testConfig, uid } from '../tests/support/temporal';
+import type { BenchTask } from './fixtures/local-model-tasks';
+import { BENCH_TASKS, BENCH_TOOLS } from './fixtures/local-model-tasks';
+import { summary } from './stats';
+
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(name);
+  return i < 0 ? undefined : process.argv[i + 1];
+}
+
+const base = testConfig().models.local;
+const MODEL_PATH =
+  process.argv[2] && !process.argv[2].startsWith('--')
+    ? path.resolve(base.modelsDir, process.argv[2])
+    : base.modelPath;
+const THREADS = Number(flag('--threads') ?? base.threads);
+const TASKS = BENCH_TASKS.slice(0, Number(flag('--tasks') ?? BENCH_TASKS.length));
+const LOCAL = { ...base, modelPath: MODEL_PATH, threads: THREADS };
+
+/** Load time, resident memory and plain generation speed, outside any workflow. */
+async function speed(): Promise<void> {
+  const rssBefore = process.memoryUsage().rss;
+  const loaded = await loadLocalModel(MODEL_PATH, LOCAL);
+  const rssAfter = process.memoryUsage().rss;
+  console.log(
+    `model ${path.basename(MODEL_PATH)}, ${THREADS} thread(s) of ${os.availableParallelism()} cores`,
+  );
+  console.log(
+    `load ${loaded.loadMs.toFixed(0)} ms; RSS ${(rssAfter / 2 ** 20).toFixed(0)} MiB (+${((rssAfter - rssBefore) / 2 ** 20).toFixed(0)} MiB for the model and a ${LOCAL.contextSize}-token × ${LOCAL.sequences} context)`,
+  );
+  const rates: number[] = [];
+  await loaded.pool.use(async (chat) => {
+    for (let i = 0; i < 3; i++) {
+      const meter = chat.sequence.tokenMeter.getState();
+      const t0 = performance.now();
+      await chat.generateResponse(
+        [{ type: 'user', text: `Write a short story about a lighthouse keeper (${i}).` }],
+        { maxTokens: 96, temperature: 0 },
+      );
+      const ms = performance.now() - t0;
+      const used = chat.sequence.tokenMeter.diff(meter);
+      rates.push((used.usedOutputTokens / ms) * 1000);
+    }
+  });
+  console.log(`generation: ${summary(rates, 'tokens/s')} (96 tokens of free text, prompt included)`);
+}
+
+interface Outcome {
+  task: BenchTask;
+  firstTool?: string;
+  rightTool: boolean;
+  validArgs: boolean;
+  endToEnd: boolean;
+  steps: number;
+  ms: number;
+  modelMs: number[];
+  note: string;
+}
+
+function judge(
+  task: BenchTask,
+  result: AgentResult | undefined,
+  events: AgentEvent[],
+  notes: string[],
+): Outcome {
+  const first = events.find((e) => e.kind === 'tool_started' || e.kind === 'tool_rejected');
+  const rightTool = first !== undefined && task.expect.includes(first.tool ?? '');
+  const answer = result?.stopReason === 'final_answer' ? (result.answer ?? '') : '';
+  // A notification task's fact must reach the user in a notification; the others in the answer.
+  const said = task.notification ? notes.join('\n') : answer;
+  const rightCall = events.find((e) => e.kind === 'tool_started' && task.expect.includes(e.tool ?? ''));
+  const endToEnd =
+    result?.stopReason === 'final_answer' &&
+    rightCall !== undefined &&
+    (!task.args || task.args((rightCall.args ?? {}) as Record<string, unknown>)) &&
+    (!task.answer || task.answer.some((re) => re.test(said)));
+  return {
+    task,
+    firstTool: first?.tool,
+    rightTool,
+    validArgs: rightTool && first?.kind === 'tool_started',
+    endToEnd,
+    steps: result?.steps ?? 0,
+    ms: 0,
+    modelMs: events.filter((e) => e.kind === 'model_finished').map((e) => e.durationMs ?? 0),
+    note: answer.replace(/\s+/g, ' ').slice(0, 90),
+  };
+}
+
+async function quality(): Promise<Outcome[]> {
+  const fx = await startDevServerFixture();
+  const outcomes: Outcome[] = [];
+  try {
+    await withDevWorker(
+      fx,
+      async (taskQueue) => {
+        for (const task of TASKS) {
+          const input: AgentInput = {
+            task: task.task,
+            model: { provider: 'local' },
+            tools: [...BENCH_TOOLS],
+            policy: { maxSteps: 4 },
+          };
+          const t0 = performance.now();
+          const handle = await fx.client.workflow.start('agentWorkflow', {
+            taskQueue,
+            workflowId: uid('bench-local'),
+            args: [input],
+          });
+          const result = await (handle.result() as Promise<AgentResult>).catch(() => undefined);
+          const ms = performance.now() - t0;
+          const events = await handle.query(eventsQuery, {});
+          const notes = (await handle.query(notificationsQuery)).notifications.map((n) => n.message);
+          const outcome = { ...judge(task, result, events, notes), ms };
+          outcomes.push(outcome);
+          const mark = (ok: boolean) => (ok ? '✓' : '✗');
+          console.log(
+            `${mark(outcome.rightTool)} tool ${mark(outcome.validArgs)} args ${mark(outcome.endToEnd)} e2e  ` +
+              `${(ms / 1000).toFixed(1)} s, ${outcome.steps} steps  ${task.task}  → ${outcome.firstTool ?? '(no call)'}; ${outcome.note}`,
+          );
+        }
+      },
+      { models: { ...testConfig().models, local: LOCAL } },
+    );
+  } finally {
+    await fx.stop();
+  }
+  return outcomes;
+}
+
+async function main() {
+  await speed();
+  const outcomes = await quality();
+  await disposeLocalModels();
+  const share = (f: (o: Outcome) => boolean) => {
+    const n = outcomes.filter(f).length;
+    return `${n}/${outcomes.length} (${((100 * n) / outcomes.length).toFixed(0)} %)`;
+  };
+  const steps = outcomes.flatMap((o) => (o.steps ? [o.ms / o.steps] : []));
+  console.log(`\nright tool first:  ${share((o) => o.rightTool)}`);
+  console.log(`valid arguments:   ${share((o) => o.validArgs)}`);
+  console.log(`end-to-end:        ${share((o) => o.endToEnd)}`);
+  console.log(`model call:        ${summary(outcomes.flatMap((o) => o.modelMs))}`);
+  console.log(`agent step (wall): ${summary(steps)}`);
+}
+
+// The runtime's native threads and the worker's connection would keep the process alive.
+main().then(
+  () => process.exit(0),
+  (err: unknown) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

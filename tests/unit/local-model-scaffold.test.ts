@@ -1,0 +1,239 @@
+import { modelToolSpecs } from '../../activities/model';
+import { calibratedChoice } from '../../activities/model/local/choose';
+import { repeatsItself, withoutRepeats } from '../../activities/model/local/decide';
+import {
+  ANSWER_TEXT_LIMIT,
+  ARGUMENT_ARRAY_LIMIT,
+  ARGUMENT_STRING_LIMIT,
+  argumentsSchema,
+  decisionSchema,
+  parseDecision,
+  toGrammarSchema,
+} from '../../activities/model/local/decision';
+import { SequencePool } from '../../activities/model/local/pool';
+import { TOOL_RESULT_CHARS, buildChat } from '../../activities/model/local/prompt';
+import { parseModelSpec } from '../../cli/model-spec';
+import {
+  AFTER_RESULTS_TEXT,
+  FEW_SHOT_EXAMPLE,
+  LOCAL_SYSTEM_PROMPT,
+  LOCAL_TOOL_CARDS,
+} from '../../prompts/local-model';
+import { DEFAULT_SYSTEM_PROMPT } from '../../prompts/system';
+import type { ChatMessage } from '../../shared/conversation';
+import { ModelChoiceSchema } from '../../shared/model';
+
+const tools = modelToolSpecs(['get_time', 'calculator', 'notify_user', 'sql_query']);
+const [getTime, calculator, notify, sqlQuery] = tools;
+
+describe('grammar schema from tool schemas', () => {
+  test('bounds strings and arrays and drops what the grammar cannot use', () => {
+    const g = toGrammarSchema(sqlQuery!.parameters);
+    expect(g).toMatchObject({ type: 'object', required: ['sql'], additionalProperties: false });
+    const props = (g as { properties: Record<string, unknown> }).properties;
+    expect(props.sql).toEqual({ type: 'string', minLength: 1, maxLength: ARGUMENT_STRING_LIMIT });
+    expect(props.params).toMatchObject({ type: 'array', maxItems: ARGUMENT_ARRAY_LIMIT });
+    expect((props.params as { items: unknown }).items).toHaveProperty('oneOf');
+    expect(JSON.stringify(g)).not.toMatch(/description|default|pattern|minimum/);
+  });
+
+  test('keeps enums and short limits', () => {
+    const g = toGrammarSchema(notify!.parameters) as { properties: Record<string, unknown> };
+    expect(g.properties.type).toEqual({ enum: ['info', 'success', 'warning', 'error', 'progress'] });
+    expect(g.properties.title).toEqual({ type: 'string', maxLength: 200 });
+  });
+
+  test('a card makes its fields the required arguments; other tools keep their required fields', () => {
+    // get_time's timezone is optional in its schema (default UTC); the card asks for it every time.
+    expect(argumentsSchema(getTime!, LOCAL_TOOL_CARDS.get_time)).toEqual({
+      type: 'object',
+      properties: { timezone: { type: 'string', minLength: 1, maxLength: ARGUMENT_STRING_LIMIT } },
+      required: ['timezone'],
+      additionalProperties: false,
+    });
+    const uncarded = argumentsSchema(notify!, undefined) as { required: string[]; properties: object };
+    expect(uncarded.required).toEqual(['message']);
+    expect(Object.keys(uncarded.properties)).toEqual(['message']);
+  });
+
+  test('a decision is one offered tool with its arguments, or the answer when allowed', () => {
+    const withAnswer = decisionSchema([getTime!, calculator!], LOCAL_TOOL_CARDS) as { oneOf: unknown[] };
+    const names = withAnswer.oneOf.map(
+      (o) => (o as { properties: { tool: { const: string } } }).properties.tool.const,
+    );
+    expect(names).toEqual(['get_time', 'calculator', 'answer']);
+    expect(JSON.stringify(withAnswer)).toContain(`"maxLength":${ANSWER_TEXT_LIMIT}`);
+    const toolsOnly = decisionSchema([getTime!], LOCAL_TOOL_CARDS, false) as { oneOf: unknown[] };
+    expect(toolsOnly.oneOf).toHaveLength(1);
+    // With nothing to call, answering is the only way out.
+    expect((decisionSchema([], LOCAL_TOOL_CARDS, false) as { oneOf: unknown[] }).oneOf).toHaveLength(1);
+  });
+
+  test('parses calls and answers, and keeps what was written when the token budget cut it', () => {
+    expect(parseDecision('{"tool":"calculator","arguments":{"expression":"1+1"}}')).toEqual({
+      kind: 'call',
+      tool: 'calculator',
+      arguments: { expression: '1+1' },
+    });
+    expect(parseDecision('{"tool":"answer","arguments":{"text":"Two."}}')).toEqual({
+      kind: 'answer',
+      text: 'Two.',
+    });
+    expect(parseDecision('{"tool":"answer","arguments":{"text":"It is \\"4\\" and')).toEqual({
+      kind: 'answer',
+      text: 'It is "4" and…',
+      cut: true,
+    });
+    // Raw text arguments: the workflow refuses them and tells the model, as for any invalid arguments.
+    expect(parseDecision('{"tool":"calculator","arguments":{"expression":"1+')).toEqual({
+      kind: 'call',
+      tool: 'calculator',
+      arguments: '{"expression":"1+',
+      cut: true,
+    });
+  });
+});
+
+describe('the chat a small model reads', () => {
+  const task: ChatMessage[] = [
+    { role: 'system', content: DEFAULT_SYSTEM_PROMPT },
+    { role: 'user', content: 'What is 2+2, and the time in Oslo?' },
+  ];
+
+  test('a short system prompt with one card per offered tool, and the worked example', () => {
+    const chat = buildChat(task, [getTime!, calculator!], LOCAL_TOOL_CARDS);
+    const system = chat[0] as { type: 'system'; text: string };
+    expect(system.type).toBe('system');
+    expect(system.text.startsWith(LOCAL_SYSTEM_PROMPT)).toBe(true);
+    expect(system.text).toContain('- get_time: the current date and time in a place.');
+    expect(system.text).toContain('- answer: ');
+    expect(system.text).not.toContain('notify_user');
+    // The project's long default prompt is replaced by the scaffold, not repeated.
+    expect(system.text).not.toContain(DEFAULT_SYSTEM_PROMPT.split('\n')[0]);
+    expect(chat[1]).toEqual({ type: 'user', text: FEW_SHOT_EXAMPLE.task });
+    expect(chat.at(-1)).toEqual({ type: 'user', text: task[1]!.content });
+    expect(chat).toHaveLength(6);
+    // No calculator offered, no calculator example.
+    expect(buildChat(task, [getTime!], LOCAL_TOOL_CARDS)).toHaveLength(2);
+  });
+
+  test("a run's own instructions are kept", () => {
+    const chat = buildChat(
+      [{ role: 'system', content: 'Answer in French.' }, task[1]!],
+      [getTime!],
+      LOCAL_TOOL_CARDS,
+    );
+    expect((chat[0] as { text: string }).text).toContain(
+      'Also follow these instructions:\nAnswer in French.',
+    );
+  });
+
+  test('earlier calls read as decisions; results of one turn are one clipped user turn', () => {
+    const long = 'x'.repeat(TOOL_RESULT_CHARS + 500);
+    const chat = buildChat(
+      [
+        ...task,
+        {
+          role: 'assistant',
+          content: null,
+          toolCalls: [
+            { id: 'a', name: 'calculator', arguments: { expression: '2+2' } },
+            { id: 'b', name: 'get_time', arguments: { timezone: 'Europe/Oslo' } },
+          ],
+        },
+        { role: 'tool', toolCallId: 'a', name: 'calculator', content: '4' },
+        { role: 'tool', toolCallId: 'b', name: 'get_time', content: long },
+      ],
+      [getTime!],
+      LOCAL_TOOL_CARDS,
+    );
+    expect(chat.at(-2)).toEqual({
+      type: 'model',
+      response: [
+        '{"tool":"calculator","arguments":{"expression":"2+2"}}\n{"tool":"get_time","arguments":{"timezone":"Europe/Oslo"}}',
+      ],
+    });
+    const results = (chat.at(-1) as { text: string }).text;
+    expect(results.startsWith('Result of calculator: 4\n\nResult of get_time: xxx')).toBe(true);
+    expect(results.endsWith(`… (cut)\n\n${AFTER_RESULTS_TEXT}`)).toBe(true);
+    expect(results.length).toBeLessThan(TOOL_RESULT_CHARS + 200);
+  });
+});
+
+describe('sequence pool', () => {
+  test('lends slots first come first served and gives a returned slot to the longest waiter', async () => {
+    const pool = new SequencePool(['s1']);
+    const first = await pool.acquire();
+    const order: string[] = [];
+    const a = pool.acquire().then((s) => order.push(`a:${s}`));
+    const b = pool.acquire().then((s) => order.push(`b:${s}`));
+    expect(pool.waiting).toBe(2);
+    pool.release(first);
+    await a;
+    pool.release('s1');
+    await b;
+    expect(order).toEqual(['a:s1', 'b:s1']);
+  });
+
+  test('a cancelled waiter leaves the queue and never takes a slot', async () => {
+    const pool = new SequencePool(['s1']);
+    const held = await pool.acquire();
+    const controller = new AbortController();
+    const waiting = pool.acquire(controller.signal);
+    controller.abort(new Error('cancelled'));
+    await expect(waiting).rejects.toThrow('cancelled');
+    expect(pool.waiting).toBe(0);
+    pool.release(held);
+    expect(pool.available).toBe(1);
+  });
+
+  test('use() gives the slot back when the work throws', async () => {
+    const pool = new SequencePool(['s1']);
+    await expect(pool.use(async () => Promise.reject(new Error('boom')))).rejects.toThrow('boom');
+    expect(pool.available).toBe(1);
+  });
+});
+
+test('calibrated choice picks the name whose probability rose most over its prior', () => {
+  // Raw scores favour the first name, which the prompt favours for any task.
+  expect(calibratedChoice([-0.5, -2, -3], [-0.4, -4, -3])).toBe(1);
+  expect(calibratedChoice([-1, -1], [-1, -1])).toBe(0);
+});
+
+describe('choosing the local model', () => {
+  test('the model choice has bounded tokens and a plain file name', () => {
+    expect(ModelChoiceSchema.parse({ provider: 'local' })).toEqual({ provider: 'local', maxTokens: 512 });
+    expect(ModelChoiceSchema.safeParse({ provider: 'local', maxTokens: 100_000 }).success).toBe(false);
+    expect(ModelChoiceSchema.safeParse({ provider: 'local', model: '../etc/passwd' }).success).toBe(false);
+  });
+
+  test('--model local and local:<file>', () => {
+    expect(parseModelSpec('local')).toEqual({ provider: 'local', maxTokens: 512 });
+    expect(parseModelSpec('local:gemma-3-270m-q4_k_m.gguf')).toEqual({
+      provider: 'local',
+      model: 'gemma-3-270m-q4_k_m.gguf',
+      maxTokens: 512,
+    });
+  });
+});
+
+describe('answers that loop', () => {
+  test('a sentence written three times is a loop; a short one repeated is not', () => {
+    expect(repeatsItself('It is 437. The answer is 437. The answer is 437. The answer is 437.')).toBe(true);
+    expect(repeatsItself('Yes. Yes. Yes. It is 437.')).toBe(false);
+    expect(repeatsItself('The answer is 437. The answer is 437.')).toBe(false);
+  });
+
+  test('the answer keeps each sentence once and drops a repeat cut short', () => {
+    expect(withoutRepeats('It is 437. The answer is 437. The answer is 437. The ans…')).toBe(
+      'It is 437. The answer is 437.',
+    );
+    expect(withoutRepeats('It is 437. The answer is 437. The answer is 437.…')).toBe(
+      'It is 437. The answer is 437.',
+    );
+    expect(withoutRepeats('No sentence end here')).toBe('No sentence end here');
+    expect(withoutRepeats('First point here. Second point here.')).toBe(
+      'First point here. Second point here.',
+    );
+  });
+});
