@@ -7,6 +7,7 @@
  * Only what a command needs is loaded, and nothing of Temporal: `kb search` is meant to answer in a
  * fraction of a second.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
@@ -178,6 +179,10 @@ export function registerKbCommands(program: Command): void {
   ).action(async (target: string, o: KbOpts) => {
     const cfg = kbConfig(o);
     const abs = path.resolve(target);
+    if (!fs.existsSync(abs))
+      throw new Error(
+        `kb add ${target}: no such file or folder (${abs}); give a folder or a Markdown, text or HTML file`,
+      );
     await withKb(cfg, (k) => addAndReport(k, abs, cfg.chunkChars));
   });
 

@@ -42,7 +42,11 @@ test('run shows progress, prints the final answer, and each tool call is its own
     ],
     env,
   );
-  expect(out.stderr).toBe('');
+  // The one line on stderr says that the scripted model does not read this task.
+  expect(out.stderr).toMatch(
+    /^note: the scripted model "demo" replays a fixed script written for "[^"]+"; it does not read your task\./,
+  );
+  expect(out.stderr.trim().split('\n')).toHaveLength(1);
   expect(out.code).toBe(0);
   expect(out.stdout).toContain(`Started ${id}`);
   expect(out.stdout).toMatch(/\[step 1\] → get_time \{"timezone":"Asia\/Tokyo"\} \(time_tokyo\)/);
@@ -108,7 +112,9 @@ test('bad input is refused before anything starts, naming what to fix', async ()
   );
 
   const model = await runCli(['run', '--model', 'gpt4', 'x'], env);
-  expect(model.stderr).toMatch(/--model "gpt4": use scripted:<script>, openai:<model> or anthropic:<model>/);
+  expect(model.stderr).toMatch(
+    /--model "gpt4": use scripted:<script>, openai:<model>, anthropic:<model>, local or local:<file>/,
+  );
 
   const steps = await runCli(['run', '--max-steps', '0', 'x'], env);
   expect(steps.stderr).toMatch(/--max-steps.*must be a whole number/);
