@@ -160,6 +160,18 @@ export function formatHit(h: KnowledgeBaseHit, i: number, tty: boolean): string 
   return `${i + 1}. ${h.title}${heading}  (${h.filename}, score ${h.score.toFixed(3)})\n   ${snippet}`;
 }
 
+/**
+ * With DURABLE_AGENT_PARSE_ONLY=1 a command line is checked (command, arguments, options and their
+ * values) and the command exits 0 without running: how the README's commands are tested.
+ */
+export function exitAfterParsingWhenAsked(program: Command): void {
+  if (process.env.DURABLE_AGENT_PARSE_ONLY !== '1') return;
+  program.hook('preAction', (_program, action) => {
+    console.log(`parsed: ${action.name()} ${JSON.stringify(action.args)} ${JSON.stringify(action.opts())}`);
+    process.exit(0);
+  });
+}
+
 /** Adds `kb add`, `kb search` and `kb status` to the CLI. */
 export function registerKbCommands(program: Command): void {
   const kb = program

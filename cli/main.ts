@@ -23,7 +23,7 @@ import { connectClient, temporalTarget } from '../workers/connect';
 import { startTracing } from '../workers/start-tracing';
 import { devServerStatus, startDevServer, stopDevServer } from './dev-server';
 import { registerDebugCommands } from './debug/commands';
-import { registerKbCommands } from './kb';
+import { exitAfterParsingWhenAsked, registerKbCommands } from './kb';
 import { parseModelSpec } from './model-spec';
 import { registerNotificationCommands } from './notifications';
 import { resolveRunAnswer } from './answer';
@@ -537,6 +537,7 @@ program
   });
 
 registerNotificationCommands(program, target);
+exitAfterParsingWhenAsked(program);
 
 registerDebugCommands(program, target);
 registerKbCommands(program);
