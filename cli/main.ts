@@ -2,9 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Client, WorkflowHandle } from '@temporalio/client';
-import type { AgentInput } from '../shared/agent';
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import type { AgentInput, AgentStateView } from '../shared/agent';
 import {
   AgentInputSchema,
   agentInputBudgetProblem,
@@ -27,7 +27,8 @@ import { registerNotificationCommands } from './notifications';
 import { resolveRunAnswer } from './answer';
 import { formatAnswer } from '../shared/render-citations';
 import { startAgentRun } from './start-run';
-import { watchRun } from './watch';
+import { EXIT, watchRun } from './watch';
+import { noWorkerMessage, workflowPollers } from './pollers';
 import type * as WorkerRun from '../workers/run';
 
 const program = new Command();
@@ -107,6 +108,7 @@ interface RunOpts {
   json?: boolean;
   wait: boolean;
   taskQueue?: string;
+  cancelOnExit?: boolean;
 }
 
 /** Builds and validates the workflow input locally, so mistakes are reported before anything starts. */
@@ -155,6 +157,7 @@ program
   .option('--task-queue <name>', 'task queue (default DURABLE_AGENT_TASK_QUEUE or durable-agent)')
   .option('--json', 'print one JSON object with the outcome instead of progress')
   .option('--no-wait', 'start the run and print its id without waiting')
+  .option('--cancel-on-exit', 'Ctrl-C cancels the run (default: the run goes on without this command)')
   .action(async (task: string | undefined, o: RunOpts) => {
     if (task === undefined && !o.input)
       throw new Error('Give a task: durable-agent run "<task>" (or --input file.json)');
@@ -163,18 +166,40 @@ program
     // With tracing on, this command is one trace: its span, the run's start, then the worker's spans.
     const tracing = startTracing(config, 'run');
     const client = await connectClient(target(), tracing?.clientInterceptors);
+    const t = target();
+    const noWorker = (taskQueue: string) =>
+      noWorkerMessage(taskQueue, t.connectionOptions.address, t.namespace);
+    let watchingWorkers: { stop(): void } | undefined;
     try {
       const workflowId = o.id ?? `agent-${randomUUID()}`;
-      const handle = await startAgentRun(client, input, {
-        taskQueue: o.taskQueue ?? config.taskQueue,
-        workflowId,
-      });
+      const taskQueue = o.taskQueue ?? config.taskQueue;
+      const handle = await startAgentRun(client, input, { taskQueue, workflowId });
       if (!o.wait) {
         console.log(o.json ? JSON.stringify({ workflowId, runId: handle.firstExecutionRunId }) : workflowId);
+        if ((await workflowPollers(client, taskQueue)) === 0)
+          console.error(`note: ${noWorker(taskQueue)}; the run waits until one does`);
         return;
       }
       if (!o.json) console.log(`Started ${workflowId}`);
+      watchingWorkers = watchForWorker(client, taskQueue, (l) => console.error(l), noWorker(taskQueue));
+      process.once('SIGINT', () => {
+        if (o.cancelOnExit) {
+          console.error(`\nCancelling ${workflowId}…`);
+          // The watch goes on and ends with the cancellation (exit 130).
+          handle.cancel().catch((err: unknown) => {
+            console.error(`error: the cancellation failed: ${(err as Error).message}`);
+            process.exit(EXIT.failed);
+          });
+          return;
+        }
+        console.error(
+          `\nStopped watching; the run goes on; cancel it with: durable-agent cancel ${workflowId}` +
+            `\n(follow it with: durable-agent status ${workflowId})`,
+        );
+        process.exit(EXIT.detached);
+      });
       const outcome = await watchRun(client, handle, o.json ? () => undefined : (l) => console.log(l));
+      watchingWorkers.stop();
       const answer = outcome.result?.answer;
       const resolved = answer ? await resolveRunAnswer(client, workflowId, answer) : undefined;
       if (o.json) {
@@ -199,10 +224,46 @@ program
       }
       process.exitCode = outcome.exitCode;
     } finally {
+      watchingWorkers?.stop();
       await client.connection.close();
       await tracing?.shutdown();
     }
   });
+
+/**
+ * Tells the user (once) when no worker polls the run's task queue, and again when one starts: the
+ * run waits for a worker instead of hanging silently.
+ */
+function watchForWorker(
+  client: Client,
+  taskQueue: string,
+  print: (line: string) => void,
+  message: string,
+): { stop(): void } {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let warned = false;
+  const check = async () => {
+    const pollers = await workflowPollers(client, taskQueue);
+    if (stopped) return;
+    if (pollers === 0 && !warned) {
+      warned = true;
+      print(`waiting: ${message}; the run starts when one does (Ctrl-C leaves it waiting)`);
+    } else if (pollers !== undefined && pollers > 0 && warned) {
+      print(`A worker polls task queue "${taskQueue}" now; the run goes on.`);
+      return;
+    } else if (pollers === undefined || pollers > 0) return;
+    timer = setTimeout(() => void check(), 2000);
+    timer.unref();
+  };
+  void check();
+  return {
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
 
 // ---------------------------------------------------------------- status / cancel / message / approve
 async function withHandle<T>(id: string, fn: (h: WorkflowHandle, client: Client) => Promise<T>) {
@@ -224,7 +285,9 @@ program
   .option('--json', 'JSON output')
   .action(async (id: string, o: { json?: boolean }) => {
     await withHandle(id, async (h, client) => {
-      const [desc, state] = await Promise.all([h.describe(), h.query(stateQuery)]);
+      const desc = await h.describe();
+      const state = await queryStateOrExplain(h, client, desc, o.json === true);
+      if (!state) return;
       const resolved = state.answer === null ? undefined : await resolveRunAnswer(client, id, state.answer);
       if (o.json) {
         const citations = resolved?.rendered.citations ?? [];
@@ -244,6 +307,47 @@ program
       if (resolved) console.log(`answer: ${formatAnswer(resolved.rendered)}`);
     });
   });
+
+/**
+ * The run's state, or null after printing why there is none: no worker polls its task queue, or
+ * the run closed before it could answer (e.g. its input failed validation).
+ */
+async function queryStateOrExplain(
+  h: WorkflowHandle,
+  client: Client,
+  desc: WorkflowExecutionDescription,
+  json: boolean,
+): Promise<AgentStateView | null> {
+  const t = target();
+  const running = desc.status.name === 'RUNNING';
+  const pollers = running ? await workflowPollers(client, desc.taskQueue) : undefined;
+  let problem: string;
+  if (pollers === 0) {
+    problem = `${noWorkerMessage(desc.taskQueue, t.connectionOptions.address, t.namespace)}; the run waits until one does`;
+  } else {
+    try {
+      return await h.query(stateQuery);
+    } catch (err) {
+      if (running) throw err;
+      problem = `it ended before it could answer (${await closedReason(h, desc)})`;
+    }
+  }
+  if (json) console.log(JSON.stringify({ workflowStatus: desc.status.name, problem }, null, 2));
+  else console.log(`${h.workflowId}: workflow ${desc.status.name}; ${problem}`);
+  process.exitCode = 1;
+  return null;
+}
+
+/** Why a closed run ended, from its result. */
+async function closedReason(h: WorkflowHandle, desc: WorkflowExecutionDescription): Promise<string> {
+  try {
+    await h.result();
+    return desc.status.name.toLowerCase();
+  } catch (err) {
+    const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
+    return `${desc.status.name.toLowerCase()}: ${cause?.message ?? (err as Error).message}`;
+  }
+}
 
 program
   .command('cancel')

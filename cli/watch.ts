@@ -12,8 +12,11 @@ export interface RunOutcome {
   exitCode: number;
 }
 
-/** Exit codes of `run`: 0 answered, 2 a budget stopped it, 1 failed, 130 cancelled. */
-export const EXIT = { completed: 0, failed: 1, stopped: 2, cancelled: 130 } as const;
+/**
+ * Exit codes of `run`: 0 answered, 2 a budget stopped it, 1 failed, 130 cancelled, 3 Ctrl-C stopped
+ * the command while the run goes on.
+ */
+export const EXIT = { completed: 0, failed: 1, stopped: 2, cancelled: 130, detached: 3 } as const;
 
 function short(value: unknown, limit = 160): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
