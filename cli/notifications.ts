@@ -293,6 +293,7 @@ export function registerNotificationCommands(program: Command, target: () => Tem
         host: o.host,
         port: o.port,
         token: config.token,
+        corsOrigins: config.corsOrigins,
       }).catch(async (err: unknown) => {
         await client.connection.close();
         throw err;
