@@ -14,6 +14,7 @@ import {
 } from '../shared/agent';
 import { BUDGETS, overBudgetMessage, utf8Bytes } from '../shared/budgets';
 import { notificationsQuery } from '../shared/notifications/messages';
+import { RUN_ID_CHARSET, printable, runIdProblem } from '../shared/identifiers';
 import { formatZodIssues } from '../shared/tools/define';
 import { TOOL_NAMES } from '../shared/tools/registry';
 import { loadWorkerConfig } from '../workers/config';
@@ -105,6 +106,7 @@ interface RunOpts {
   notifyUser?: string;
   input?: string;
   id?: string;
+  reuse?: boolean;
   json?: boolean;
   wait: boolean;
   taskQueue?: string;
@@ -153,7 +155,11 @@ program
   .option('--system <prompt>', 'system prompt')
   .option('--notify-user <user>', 'also deliver notifications to inbox:<user>')
   .option('--input <file.json>', 'full workflow input as JSON (flags override it)')
-  .option('--id <workflowId>', 'workflow id (default agent-<uuid>)')
+  .option('--id <workflowId>', `workflow id (default agent-<uuid>); ${RUN_ID_CHARSET}`)
+  .option(
+    '--reuse',
+    'allow an --id used before: a closed run is followed by a new one, a running one is followed',
+  )
   .option('--task-queue <name>', 'task queue (default DURABLE_AGENT_TASK_QUEUE or durable-agent)')
   .option('--json', 'print one JSON object with the outcome instead of progress')
   .option('--no-wait', 'start the run and print its id without waiting')
@@ -161,6 +167,8 @@ program
   .action(async (task: string | undefined, o: RunOpts) => {
     if (task === undefined && !o.input)
       throw new Error('Give a task: durable-agent run "<task>" (or --input file.json)');
+    const idProblem = o.id === undefined ? null : runIdProblem(o.id);
+    if (idProblem) throw new Error(`Invalid --id: ${idProblem}`);
     const input = buildInput(task, o);
     const config = loadWorkerConfig();
     // With tracing on, this command is one trace: its span, the run's start, then the worker's spans.
@@ -173,7 +181,7 @@ program
     try {
       const workflowId = o.id ?? `agent-${randomUUID()}`;
       const taskQueue = o.taskQueue ?? config.taskQueue;
-      const handle = await startAgentRun(client, input, { taskQueue, workflowId });
+      const handle = await startAgentRun(client, input, { taskQueue, workflowId, reuse: o.reuse ?? false });
       if (!o.wait) {
         console.log(o.json ? JSON.stringify({ workflowId, runId: handle.firstExecutionRunId }) : workflowId);
         if ((await workflowPollers(client, taskQueue)) === 0)
@@ -198,7 +206,11 @@ program
         );
         process.exit(EXIT.detached);
       });
-      const outcome = await watchRun(client, handle, o.json ? () => undefined : (l) => console.log(l));
+      const outcome = await watchRun(
+        client,
+        handle,
+        o.json ? () => undefined : (l) => console.log(printable(l, true)),
+      );
       watchingWorkers.stop();
       const answer = outcome.result?.answer;
       const resolved = answer ? await resolveRunAnswer(client, workflowId, answer) : undefined;
@@ -216,11 +228,11 @@ program
         const r = outcome.result;
         if (resolved && !resolved.ok) console.error(`note: ${resolved.error}`);
         console.log(
-          `\n${resolved ? formatAnswer(resolved.rendered) : `(no answer: stopped by ${r.stopReason})`}\n\n` +
+          `\n${resolved ? printable(formatAnswer(resolved.rendered), true) : `(no answer: stopped by ${r.stopReason})`}\n\n` +
             `${r.steps} steps, ${r.usage.toolCalls} tool calls, ${r.usage.inputTokens}+${r.usage.outputTokens} tokens`,
         );
       } else {
-        console.error(`Run ${outcome.outcome}: ${outcome.error ?? ''}`);
+        console.error(`Run ${outcome.outcome}: ${printable(outcome.error ?? '', true)}`);
       }
       process.exitCode = outcome.exitCode;
     } finally {
@@ -453,6 +465,7 @@ registerDebugCommands(program, target);
 registerKbCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+  // Messages can quote what the user typed (ids, targets): never let it drive the terminal.
+  console.error(`error: ${printable(err instanceof Error ? err.message : String(err), true)}`);
   process.exit(1);
 });

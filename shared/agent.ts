@@ -7,6 +7,7 @@ import { BUDGETS, formatBytes, jsonBytes, overBudgetMessage, utf8Bytes } from '.
 import type { ContentRef } from './content';
 import { ModelChoiceSchema } from './model';
 import { TOOL_NAMES } from './tools/registry';
+import { inboxUserProblem } from './identifiers';
 
 /** Largest task and system prompt; with the rest they stay under BUDGETS.agentInputBytes. */
 export const AGENT_TEXT_BUDGETS = Object.freeze({ task: 128 * 1024, system: 64 * 1024 });
@@ -98,7 +99,15 @@ export const AgentInputSchema = z
       }),
     policy: PolicySchema.default(() => PolicySchema.parse({})),
     notify: z
-      .object({ user: z.string().min(1).max(200).describe('Also deliver notifications to inbox:<user>') })
+      .object({
+        user: z
+          .string()
+          .superRefine((user, ctx) => {
+            const problem = inboxUserProblem(user);
+            if (problem) ctx.addIssue({ code: 'custom', message: problem });
+          })
+          .describe('Also deliver notifications to inbox:<user>'),
+      })
       .strict()
       .optional(),
   })

@@ -23,6 +23,7 @@ import {
   sendMarkRead,
   sendNotification,
 } from '../notification-client';
+import { hardening } from './hardening';
 import { registerRunRoutes } from './runs';
 
 /** One problem with a request, named by the field (or `(body)`, `(query)`) it is about. */
@@ -44,6 +45,8 @@ export interface NotificationsAppOptions {
   taskQueue: string;
   /** When set, every `/api/*` request needs `Authorization: Bearer <token>`. */
   token?: string;
+  /** Origins whose web pages may call the API (CORS); default none. See `hardening.ts`. */
+  corsOrigins?: readonly string[];
   /** Milliseconds between the stream's `notificationsSince` polls; default 500. */
   pollIntervalMs?: number;
   /** Milliseconds between heartbeat comments on a quiet stream, so proxies keep it open; default 15000. */
@@ -183,6 +186,7 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
 
   // Open event streams, reported by /healthz: a number that keeps growing means streams are not ending.
   let openStreams = 0;
+  app.use('*', hardening({ tokenRequired: Boolean(opts.token), corsOrigins: opts.corsOrigins ?? [] }));
   app.get('/healthz', (c) => c.json({ status: 'ok', openStreams }));
 
   if (opts.token) app.use('/api/*', bearerAuth(opts.token));
