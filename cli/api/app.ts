@@ -103,7 +103,7 @@ function contractIssues(error: string): ApiIssue[] {
   if (error === 'Message is required') return [{ field: 'message', message: error }];
   return error
     .split('; ')
-    .map((message) => ({ field: /^(\w+) must /.exec(message)?.[1] ?? '(body)', message }));
+    .map((message) => ({ field: /^(\w+) (?:must|is) /.exec(message)?.[1] ?? '(body)', message }));
 }
 
 /** The JSON object body, or issues saying why there is none. */
