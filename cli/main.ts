@@ -5,13 +5,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import type { AgentInput, AgentStateView } from '../shared/agent';
-import {
-  AgentInputSchema,
-  agentInputBudgetProblem,
-  approveToolCallUpdate,
-  stateQuery,
-  userMessageSignal,
-} from '../shared/agent';
+import { AgentInputSchema, agentInputBudgetProblem, stateQuery, userMessageSignal } from '../shared/agent';
 import { BUDGETS, overBudgetMessage, utf8Bytes } from '../shared/budgets';
 import { notificationsQuery } from '../shared/notifications/messages';
 import { RUN_ID_CHARSET, printable, runIdProblem } from '../shared/identifiers';
@@ -25,6 +19,7 @@ import { registerDebugCommands } from './debug/commands';
 import { registerKbCommands } from './kb';
 import { parseModelSpec } from './model-spec';
 import { registerNotificationCommands } from './notifications';
+import { registerApprovalCommands } from './approvals';
 import { resolveRunAnswer } from './answer';
 import { formatAnswer } from '../shared/render-citations';
 import { startAgentRun } from './start-run';
@@ -227,6 +222,8 @@ program
       } else if (outcome.result) {
         const r = outcome.result;
         if (resolved && !resolved.ok) console.error(`note: ${resolved.error}`);
+        if (r.stopReason !== 'final_answer')
+          console.log(`\nStopped by the ${r.stopReason} budget${r.budget ? `: ${r.budget}` : ''}.`);
         console.log(
           `\n${resolved ? printable(formatAnswer(resolved.rendered), true) : `(no answer: stopped by ${r.stopReason})`}\n\n` +
             `${r.steps} steps, ${r.usage.toolCalls} tool calls, ${r.usage.inputTokens}+${r.usage.outputTokens} tokens`,
@@ -277,7 +274,7 @@ function watchForWorker(
   };
 }
 
-// ---------------------------------------------------------------- status / cancel / message / approve
+// ---------------------------------------------------------------- status / cancel / message
 async function withHandle<T>(id: string, fn: (h: WorkflowHandle, client: Client) => Promise<T>) {
   const client = await connectClient(target());
   try {
@@ -388,22 +385,6 @@ program
     });
   });
 
-program
-  .command('approve')
-  .description('Approve (or --reject) a tool call that waits for approval')
-  .argument('<id>', 'workflow id')
-  .argument('<toolCallId>', 'tool call id (see `status`)')
-  .option('--reject', 'reject instead of approve')
-  .option('--reason <text>', 'why (shown to the model)')
-  .action(async (id: string, toolCallId: string, o: { reject?: boolean; reason?: string }) => {
-    await withHandle(id, async (h) => {
-      const r = await h.executeUpdate(approveToolCallUpdate, {
-        args: [{ toolCallId, approve: !o.reject, ...(o.reason ? { reason: o.reason } : {}) }],
-      });
-      console.log(`${r.toolCallId}: ${r.approved ? 'approved' : 'rejected'}`);
-    });
-  });
-
 // ---------------------------------------------------------------- demo
 /** The demo job of the local model: one a small model does in two steps (a tool, then the answer). */
 const LOCAL_DEMO: Pick<AgentInput, 'task' | 'tools'> = {
@@ -460,6 +441,7 @@ program
   });
 
 registerNotificationCommands(program, target);
+registerApprovalCommands(program, target);
 
 registerDebugCommands(program, target);
 registerKbCommands(program);

@@ -69,7 +69,12 @@ export async function startAgentRun(
       taskQueue: opts.taskQueue,
       workflowId: opts.workflowId,
       args: [input],
-      memo: { task: input.task.slice(0, 200), ...opts.memo },
+      // notifyUser lets `approvals --user` find the runs that ask this user.
+      memo: {
+        task: input.task.slice(0, 200),
+        ...(input.notify?.user ? { notifyUser: input.notify.user } : {}),
+        ...opts.memo,
+      },
       ...idPolicies(opts.reuse ?? false),
       ...((await hasAgentSearchAttributes(client)) ? { typedSearchAttributes: attributes } : {}),
     });

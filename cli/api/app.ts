@@ -24,6 +24,7 @@ import {
   sendNotification,
 } from '../notification-client';
 import { hardening } from './hardening';
+import { registerApprovalRoutes } from './approvals';
 import { registerRunRoutes } from './runs';
 
 /** One problem with a request, named by the field (or `(body)`, `(query)`) it is about. */
@@ -158,6 +159,7 @@ function withUnread(target: string, history: NotificationHistory) {
  * - `POST /api/notifications/read` `{ target, ids | all }` → 202 `{ target, unread }`
  * - `GET /api/notifications/stream?target=…` → SSE: `snapshot`, then `changes` / `reset` events
  * - `GET /api/runs/:id/answer` → a run's answer with its citations resolved (see `runs.ts`)
+ * - `GET /api/approvals`, `POST /api/approvals/:run/:id` → what waits for approval, decisions (see `approvals.ts`)
  *
  * Errors: 400 with field-level issues, 401 without a valid token (when one is configured), 404 for
  * an unknown target, 413 for a body over 512 KiB, 503 when Temporal cannot be reached.
@@ -303,6 +305,7 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
   });
 
   registerRunRoutes(app, client);
+  registerApprovalRoutes(app, client);
 
   return app;
 }
