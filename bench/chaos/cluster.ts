@@ -20,6 +20,8 @@ export class ChaosCluster {
   serverRestarts = 0;
   private stopping = false;
   private readonly killed = new WeakSet<WorkerProcess>();
+  /** Per slot: settles when the slot's latest worker polls. */
+  private readonly ready: Promise<void>[] = [];
 
   private constructor(
     readonly client: Client,
@@ -48,34 +50,49 @@ export class ChaosCluster {
     return cluster;
   }
 
-  /** Environment a CLI command needs to reach this server. */
-  get cliEnv(): Record<string, string> {
-    return { TEMPORAL_ADDRESS: this.address };
+  /** Starts a worker in `slot` (retrying: the server may be down for a moment). */
+  private startWorker(slot: number): Promise<void> {
+    const starting = (async () => {
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          const worker = await startWorkerProcess(this.workerEnv);
+          this.workers[slot] = worker;
+          void worker.exited.then(() => {
+            if (this.stopping || this.killed.has(worker)) return;
+            this.unexpectedExits += 1;
+            this.startWorker(slot).catch(() => undefined);
+          });
+          return;
+        } catch (err) {
+          if (attempt >= 5 || this.stopping) throw err;
+          await new Promise((r) => setTimeout(r, 1000));
+        }
+      }
+    })();
+    this.ready[slot] = starting.catch(() => undefined);
+    return starting;
   }
 
-  private async startWorker(slot: number): Promise<void> {
-    const worker = await startWorkerProcess(this.workerEnv);
-    this.workers[slot] = worker;
-    void worker.exited.then(async () => {
-      if (this.stopping || this.killed.has(worker)) return;
-      this.unexpectedExits += 1;
-      await this.startWorker(slot).catch(() => undefined);
-    });
-  }
-
-  /** SIGKILLs the worker in `slot` (no drain, no goodbye) and starts its replacement. */
+  /**
+   * SIGKILLs the worker in `slot` (no drain, no goodbye) and starts its replacement in the
+   * background, so the next kill may come before it polls. A slot whose worker is still starting is
+   * killed once it runs.
+   */
   async killWorker(slot: number): Promise<void> {
+    await this.ready[slot];
     const worker = this.workers[slot];
     if (!worker) throw new Error(`no worker in slot ${slot}`);
     this.killed.add(worker);
     worker.child.kill('SIGKILL');
     await worker.exited;
     this.kills += 1;
-    await this.startWorker(slot);
+    void this.startWorker(slot).catch(() => undefined);
   }
 
   /** Stops the dev server (SIGTERM) and starts it again on the same port and SQLite file. */
   async restartServer(): Promise<void> {
+    // Workers still starting would give up on a server that is away; let them poll first.
+    await Promise.all(this.ready);
     await stopDevServer({ dataDir: this.dataDir, port: this.port });
     await new Promise((r) => setTimeout(r, 1000));
     await startDevServer({ dataDir: this.dataDir, port: this.port, headless: true });
@@ -93,6 +110,7 @@ export class ChaosCluster {
   /** Stops the workers and the server. */
   async stop(): Promise<void> {
     this.stopping = true;
+    await Promise.allSettled(this.ready);
     await Promise.all(
       this.workers.map(async (w) => {
         if (w.child.exitCode !== null || w.child.signalCode !== null) return;

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { WorkflowHandle } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { closeEmailConnections } from '../../activities/email';
 import { notificationIdFor } from '../../activities/notifications';
 import type { AgentResult } from '../../shared/agent';
@@ -226,7 +226,9 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         result = (await client.workflow.getHandle(job.workflowId).result()) as AgentResult;
       const finished = result?.stopReason === 'final_answer';
       if (s !== 'RUNNING' && !finished)
-        lostDetail.push(`${job.workflowId}: ${s} ${result?.stopReason ?? ''}`);
+        lostDetail.push(
+          `${job.workflowId}: ${s} ${result ? result.stopReason : await failureOf(client, job.workflowId)}`,
+        );
       const parts = answerParts(result?.answer ?? '');
       if (finished) {
         large.expected += 1;
@@ -312,6 +314,18 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     closeEmailConnections();
     await systems.drop().catch(() => undefined);
     fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The innermost message of a closed run's failure. */
+async function failureOf(client: Client, workflowId: string): Promise<string> {
+  try {
+    await client.workflow.getHandle(workflowId).result();
+    return '';
+  } catch (err) {
+    let e = err as Error & { cause?: unknown };
+    while (e.cause instanceof Error) e = e.cause;
+    return e.message.slice(0, 300);
   }
 }
 
