@@ -195,12 +195,31 @@ export function explainTargetError(err: unknown, target: string): unknown {
   return err;
 }
 
+/** True when the server answers a cheap call within two seconds. */
+async function serverAnswers(client: Client): Promise<boolean> {
+  try {
+    await client.withDeadline(Date.now() + 2000, () => client.workflowService.getSystemInfo({}));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** Runs `fn` with a deadline, translating Temporal errors about `target`. */
 async function onTarget<T>(client: Client, target: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await client.withDeadline(Date.now() + ANSWER_TIMEOUT_MS, fn);
   } catch (err) {
-    throw explainTargetError(err, target);
+    const explained = explainTargetError(err, target);
+    // Our own deadline passing says only that no answer came: from no worker, or from no server.
+    if (
+      explained instanceof NotificationTargetError &&
+      explained.code === 'no_worker' &&
+      !(await serverAnswers(client))
+    ) {
+      throw new NotificationTargetError('unreachable', 'Temporal is unreachable; try again shortly');
+    }
+    throw explained;
   }
 }
 
