@@ -108,6 +108,8 @@ export const BUDGETS = Object.freeze({
    * new updates in their validators, which keeps them out of history, until it has continued.
    */
   refuseUpdatesHistoryBytes: 16 * 1024 * 1024,
+  /** … or this many events (the same protection against the 51,200-event limit). */
+  refuseUpdatesHistoryEvents: 16_000,
 } as const);
 
 /** Names of {@link BUDGETS}. */
