@@ -20,6 +20,7 @@ import {
 import type { MarkReadInput, Notification, ValidNotificationInput } from '../shared/notifications/schema';
 import { API_NOTIFICATION_DEFAULTS, validateNotificationInput } from '../shared/notifications/schema';
 import type { NotificationHistory } from '../shared/notifications/state';
+import { inboxUserProblem, runIdProblem } from '../shared/identifiers';
 
 /** Why a target cannot be used; the HTTP API maps `invalid_target` to 400 and the rest to 404. */
 export type NotificationTargetErrorCode = 'invalid_target' | 'not_found' | 'not_a_notification_target';
@@ -55,6 +56,9 @@ export function checkTarget(raw: unknown): { ok: true; target: string } | { ok: 
   if (target.startsWith('inbox:') && inboxUser(target) === null) {
     return { ok: false, error: 'target inbox: needs a user name, e.g. inbox:alice' };
   }
+  const user = inboxUser(target);
+  const problem = user === null ? runIdProblem(target) : inboxUserProblem(user);
+  if (problem) return { ok: false, error: `target: ${problem}` };
   return { ok: true, target };
 }
 

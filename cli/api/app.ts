@@ -23,6 +23,8 @@ import {
   sendMarkRead,
   sendNotification,
 } from '../notification-client';
+import { hardening } from './hardening';
+import { registerApprovalRoutes } from './approvals';
 import { registerRunRoutes } from './runs';
 
 /** One problem with a request, named by the field (or `(body)`, `(query)`) it is about. */
@@ -44,6 +46,8 @@ export interface NotificationsAppOptions {
   taskQueue: string;
   /** When set, every `/api/*` request needs `Authorization: Bearer <token>`. */
   token?: string;
+  /** Origins whose web pages may call the API (CORS); default none. See `hardening.ts`. */
+  corsOrigins?: readonly string[];
   /** Milliseconds between the stream's `notificationsSince` polls; default 500. */
   pollIntervalMs?: number;
   /** Milliseconds between heartbeat comments on a quiet stream, so proxies keep it open; default 15000. */
@@ -100,7 +104,7 @@ function contractIssues(error: string): ApiIssue[] {
   if (error === 'Message is required') return [{ field: 'message', message: error }];
   return error
     .split('; ')
-    .map((message) => ({ field: /^(\w+) must /.exec(message)?.[1] ?? '(body)', message }));
+    .map((message) => ({ field: /^(\w+) (?:must|is) /.exec(message)?.[1] ?? '(body)', message }));
 }
 
 /** The JSON object body, or issues saying why there is none. */
@@ -155,6 +159,7 @@ function withUnread(target: string, history: NotificationHistory) {
  * - `POST /api/notifications/read` `{ target, ids | all }` → 202 `{ target, unread }`
  * - `GET /api/notifications/stream?target=…` → SSE: `snapshot`, then `changes` / `reset` events
  * - `GET /api/runs/:id/answer` → a run's answer with its citations resolved (see `runs.ts`)
+ * - `GET /api/approvals`, `POST /api/approvals/:run/:id` → what waits for approval, decisions (see `approvals.ts`)
  *
  * Errors: 400 with field-level issues, 401 without a valid token (when one is configured), 404 for
  * an unknown target, 413 for a body over 512 KiB, 503 when Temporal cannot be reached.
@@ -183,6 +188,7 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
 
   // Open event streams, reported by /healthz: a number that keeps growing means streams are not ending.
   let openStreams = 0;
+  app.use('*', hardening({ tokenRequired: Boolean(opts.token), corsOrigins: opts.corsOrigins ?? [] }));
   app.get('/healthz', (c) => c.json({ status: 'ok', openStreams }));
 
   if (opts.token) app.use('/api/*', bearerAuth(opts.token));
@@ -299,6 +305,7 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
   });
 
   registerRunRoutes(app, client);
+  registerApprovalRoutes(app, client);
 
   return app;
 }

@@ -9,12 +9,18 @@ import { serve } from '@hono/node-server';
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import { createNotificationsApp } from './app';
+import { parseCorsOrigins } from './hardening';
+import { isLoopback } from './loopback';
+
+export { isLoopback } from './loopback';
 import type { NotificationsAppOptions } from './app';
 
 /** Environment variables the API reads. */
 export const API_ENV = {
   DURABLE_AGENT_API_TOKEN:
     'Bearer token every /api request must carry; required to bind a non-loopback address',
+  DURABLE_AGENT_API_CORS_ORIGINS:
+    'Comma-separated origins (https://app.example) whose web pages may call the API; default none',
 } as const;
 
 /** Shortest accepted token: long enough that guessing it over HTTP is hopeless. */
@@ -23,6 +29,8 @@ const MIN_TOKEN_LENGTH = 16;
 /** The API's configuration. */
 export interface ApiConfig {
   token?: string;
+  /** Origins allowed by CORS; empty = cross-origin requests are refused. */
+  corsOrigins: string[];
 }
 
 /** A configuration or startup problem, with what to do about it. */
@@ -50,15 +58,18 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
       `Invalid API configuration: ${parsed.error.issues.map((i) => `${String(i.path[0])} ${i.message}`).join('; ')}`,
     );
   }
-  return parsed.data.DURABLE_AGENT_API_TOKEN ? { token: parsed.data.DURABLE_AGENT_API_TOKEN } : {};
-}
-
-/** True for addresses only this machine can reach: 127.0.0.0/8, ::1 (also IPv4-mapped), localhost. */
-export function isLoopback(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (h === 'localhost' || h === '::1') return true;
-  const v4 = h.startsWith('::ffff:') ? h.slice('::ffff:'.length) : h;
-  return net.isIPv4(v4) && v4.startsWith('127.');
+  let corsOrigins: string[];
+  try {
+    corsOrigins = parseCorsOrigins(env.DURABLE_AGENT_API_CORS_ORIGINS);
+  } catch (err) {
+    throw new ApiConfigError(
+      `Invalid API configuration: DURABLE_AGENT_API_CORS_ORIGINS ${(err as Error).message}`,
+    );
+  }
+  return {
+    ...(parsed.data.DURABLE_AGENT_API_TOKEN ? { token: parsed.data.DURABLE_AGENT_API_TOKEN } : {}),
+    corsOrigins,
+  };
 }
 
 /** Options of {@link startApiServer}. */

@@ -39,6 +39,7 @@
  *   operation that changes `guid`.
  */
 import { z } from 'zod';
+import { BUDGETS, jsonBytes } from '../budgets';
 import { DEFAULT_MAX_NOTIFICATIONS, DEFAULT_MAX_UPDATES, NotificationSchema } from './schema';
 import type { MarkReadInput, Notification, ValidNotificationInput } from './schema';
 
@@ -56,6 +57,11 @@ export interface NotificationState {
   readonly guid: string;
   /** Capacity; beyond it the oldest notifications are evicted. */
   readonly max: number;
+  /**
+   * Byte capacity: the notifications as JSON (UTF-8) stay at or under it, the oldest evicted first.
+   * Absent means `BUDGETS.notificationStateBytes`, which is also its upper bound.
+   */
+  readonly maxBytes?: number;
   /** How many entries `updates` keeps. */
   readonly maxUpdates: number;
 }
@@ -73,13 +79,22 @@ export const NotificationStateSchema = z
     evicted: z.number().int().nonnegative(),
     guid: z.string().min(1),
     max: z.number().int().min(1),
-    maxUpdates: z.number().int().min(1),
+    maxBytes: z.number().int().min(BUDGETS.notificationBytes).max(BUDGETS.notificationStateBytes).optional(),
+    maxUpdates: z.number().int().min(1).max(DEFAULT_MAX_UPDATES),
   })
   .superRefine((s, ctx) => {
     if (s.notifications.length > s.max) {
       ctx.addIssue({
         code: 'custom',
         message: `holds ${s.notifications.length} notifications, max is ${s.max}`,
+      });
+    }
+    const bytes = notificationsBytes(s.notifications);
+    const maxBytes = s.maxBytes ?? BUDGETS.notificationStateBytes;
+    if (bytes > maxBytes) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `holds ${bytes} bytes of notifications, maxBytes is ${maxBytes}`,
       });
     }
     if (s.updates.length > s.maxUpdates) {
@@ -114,6 +129,11 @@ export interface NotificationStateOptions {
   guid: string;
   /** Capacity, ≥ 1; default {@link DEFAULT_MAX_NOTIFICATIONS}. */
   max?: number;
+  /**
+   * Byte capacity, from `BUDGETS.notificationBytes` (one notification always fits) to
+   * `BUDGETS.notificationStateBytes` (the default).
+   */
+  maxBytes?: number;
   /** Change-log length, ≥ 1; default {@link DEFAULT_MAX_UPDATES}. */
   maxUpdates?: number;
 }
@@ -123,12 +143,54 @@ export interface NotificationStateOptions {
  * configuration at the boundary first, because inside a workflow a plain error retries the task.
  */
 export function createNotificationState(options: NotificationStateOptions): NotificationState {
-  const { guid, max = DEFAULT_MAX_NOTIFICATIONS, maxUpdates = DEFAULT_MAX_UPDATES } = options;
+  const { guid, max = DEFAULT_MAX_NOTIFICATIONS, maxUpdates = DEFAULT_MAX_UPDATES, maxBytes } = options;
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`max must be a positive integer, got ${max}`);
-  if (!Number.isInteger(maxUpdates) || maxUpdates < 1) {
-    throw new RangeError(`maxUpdates must be a positive integer, got ${maxUpdates}`);
+  if (!Number.isInteger(maxUpdates) || maxUpdates < 1 || maxUpdates > DEFAULT_MAX_UPDATES) {
+    throw new RangeError(`maxUpdates must be an integer from 1 to ${DEFAULT_MAX_UPDATES}, got ${maxUpdates}`);
   }
-  return { notifications: [], updates: [], updatesBase: 0, evicted: 0, guid, max, maxUpdates };
+  if (
+    maxBytes !== undefined &&
+    (!Number.isInteger(maxBytes) ||
+      maxBytes < BUDGETS.notificationBytes ||
+      maxBytes > BUDGETS.notificationStateBytes)
+  ) {
+    throw new RangeError(
+      `maxBytes must be an integer from ${BUDGETS.notificationBytes} to ${BUDGETS.notificationStateBytes}, got ${maxBytes}`,
+    );
+  }
+  return {
+    notifications: [],
+    updates: [],
+    updatesBase: 0,
+    evicted: 0,
+    guid,
+    max,
+    ...(maxBytes !== undefined ? { maxBytes } : {}),
+    maxUpdates,
+  };
+}
+
+/** Bytes of a list of notifications as JSON (UTF-8): what the byte capacity limits. */
+export function notificationsBytes(notifications: readonly Notification[]): number {
+  return jsonBytes(notifications);
+}
+
+/**
+ * How many of the oldest notifications must go so that at most `max` remain and the rest fit in
+ * `maxBytes` as JSON. Eviction is always oldest first, never of a newer item before an older one.
+ */
+function overflowOf(notifications: readonly Notification[], max: number, maxBytes: number): number {
+  let overflow = Math.max(0, notifications.length - max);
+  // JSON of an array: brackets, plus a comma between items.
+  let bytes = 2 + Math.max(0, notifications.length - 1);
+  const sizes = notifications.map((n) => jsonBytes(n));
+  for (const size of sizes) bytes += size;
+  for (let i = 0; i < overflow; i++) bytes -= (sizes[i] ?? 0) + 1;
+  while (bytes > maxBytes && overflow < notifications.length) {
+    bytes -= (sizes[overflow] ?? 0) + 1;
+    overflow += 1;
+  }
+  return overflow;
 }
 
 /** The update number a client has seen once it holds this state: changes since the last clear. */
@@ -150,6 +212,12 @@ export interface AddResult {
   notification: Notification;
   /** False when an existing notification with the same id was updated in place. */
   created: boolean;
+  /**
+   * False in the one case where the change itself was evicted: an in-place update that grew the
+   * oldest item past what the byte capacity holds together with the newer ones. It is then counted
+   * in `evicted` like any other.
+   */
+  kept: boolean;
 }
 
 /**
@@ -158,8 +226,10 @@ export interface AddResult {
  * If `input.id` names a stored notification, that one is updated in place: type, priority, title,
  * message, detail, timestamp (`ctx.now`), display_time and group are replaced, `read` becomes false,
  * `no` and `id` stay, and `ctx.newId` is not called. Otherwise a new notification is appended with
- * `input.id` or `ctx.newId()`, and if that exceeds `max` the oldest are evicted and the rest renumbered.
- * Either way the change is logged in `updates`.
+ * `input.id` or `ctx.newId()`. Either way the change is logged in `updates`, and then, while the
+ * list holds more than `max` items or more than its byte capacity, the oldest are evicted (counted
+ * in `evicted`) and the rest renumbered. So every notification ever created since the last clear
+ * is either in the list or counted: created = `evicted + count`.
  */
 export function add(
   state: NotificationState,
@@ -177,31 +247,36 @@ export function add(
   };
 
   const existing = input.id === undefined ? undefined : state.notifications.find((n) => n.id === input.id);
+  let notification: Notification;
+  let notifications: Notification[];
   if (existing) {
-    const notification: Notification = { ...existing, ...fields, read: false, group: input.group };
-    const notifications = state.notifications.map((n) => (n.no === existing.no ? notification : n));
-    return {
-      state: logChanges({ ...state, notifications }, [state.evicted + existing.no]),
-      notification,
-      created: false,
+    notification = { ...existing, ...fields, read: false, group: input.group };
+    notifications = state.notifications.map((n) => (n.no === existing.no ? notification : n));
+  } else {
+    notification = {
+      no: state.notifications.length,
+      id: input.id ?? ctx.newId(),
+      ...fields,
+      read: false,
+      group: input.group,
     };
+    notifications = [...state.notifications, notification];
   }
-
-  const appended: Notification = {
-    no: state.notifications.length,
-    id: input.id ?? ctx.newId(),
-    ...fields,
-    read: false,
-    group: input.group,
+  const logged = logChanges(state, [state.evicted + notification.no]);
+  const overflow = overflowOf(notifications, state.max, state.maxBytes ?? BUDGETS.notificationStateBytes);
+  const next: NotificationState = {
+    ...logged,
+    notifications:
+      overflow === 0 ? notifications : notifications.slice(overflow).map((n, i) => ({ ...n, no: i })),
+    evicted: state.evicted + overflow,
   };
-  const overflow = Math.max(0, state.notifications.length + 1 - state.max);
-  const notifications = [...state.notifications, appended]
-    .slice(overflow)
-    .map((n, i) => (n.no === i ? n : { ...n, no: i }));
-  const next = logChanges({ ...state, notifications, evicted: state.evicted + overflow }, [
-    state.evicted + appended.no,
-  ]);
-  return { state: next, notification: { ...appended, no: appended.no - overflow }, created: true };
+  const kept = notification.no >= overflow;
+  return {
+    state: next,
+    notification: { ...notification, no: kept ? notification.no - overflow : -1 },
+    created: existing === undefined,
+    kept,
+  };
 }
 
 /** Result of {@link markRead}. */
@@ -235,7 +310,12 @@ export function markRead(state: NotificationState, input: MarkReadInput): MarkRe
  * update numbers and ordinals from 0. Capacity settings are kept.
  */
 export function clear(state: NotificationState, ctx: Pick<NotificationContext, 'newId'>): NotificationState {
-  return createNotificationState({ guid: ctx.newId(), max: state.max, maxUpdates: state.maxUpdates });
+  return createNotificationState({
+    guid: ctx.newId(),
+    max: state.max,
+    maxUpdates: state.maxUpdates,
+    ...(state.maxBytes !== undefined ? { maxBytes: state.maxBytes } : {}),
+  });
 }
 
 /** Answer of {@link history}. */

@@ -287,7 +287,7 @@ test('refuses to bind a non-loopback address without a token; a weak token is re
     /DURABLE_AGENT_API_TOKEN must be at least 16 characters/,
   );
   expect(() => loadApiConfig({ DURABLE_AGENT_API_TOKEN: 'hunter2' })).not.toThrow(/hunter2/);
-  expect(loadApiConfig({})).toEqual({});
+  expect(loadApiConfig({})).toEqual({ corsOrigins: [] });
 
   const refused = await runCli(['api', '--host', '0.0.0.0', '--port', '0'], {
     TEMPORAL_ADDRESS: fx.address,
