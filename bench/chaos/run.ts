@@ -71,6 +71,13 @@ export interface ChaosReport {
   workerErrors: string[];
 }
 
+/**
+ * Planned seconds between kills by default: a replacement worker takes 5-20 s to poll on a busy
+ * machine, and a kill waits for its slot's worker to poll, so closer kills would only queue up
+ * after the jobs are done.
+ */
+const KILL_SPACING_SECONDS = 12;
+
 /** A small seeded generator (mulberry32), so a seed replays the same plan. */
 function seeded(seed: number): () => number {
   let a = seed >>> 0;
@@ -91,7 +98,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const workers = options.workers ?? 2;
   const flooding = options.floodRate > 0 && options.floodSeconds > 0;
   const windowSeconds =
-    options.windowSeconds ?? Math.max(20, options.kills * 5 + (flooding ? options.floodSeconds : 0) + 5);
+    options.windowSeconds ??
+    Math.max(20, options.kills * KILL_SPACING_SECONDS + (flooding ? options.floodSeconds : 0) + 5);
   const opts = { workers, windowSeconds, settleSeconds: options.settleSeconds ?? 240, ...options };
   delete (opts as ChaosOptions).log;
   const random = seeded(options.seed);
@@ -99,7 +107,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'chaos-'));
   const taskQueue = `chaos-${token}`;
   const agentsInbox = `chaos-agents-${token}`;
-  const floodInbox = inboxWorkflowId(`chaos-flood-${token}`);
+  // Two flooded inboxes: each target's sends are sequential (so their order is known), which bounds
+  // the rate one target takes on a busy machine.
+  const floodInboxes = [1, 2].map((n) => inboxWorkflowId(`chaos-flood-${n}-${token}`));
+  const [floodInbox] = floodInboxes as [string];
 
   // The plan, all from the seed: gated jobs (held open for the flood) start first.
   const gatedCount = flooding ? Math.max(1, Math.round(options.runs / 10)) : 0;
@@ -108,7 +119,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     workflowId: `chaos-${token}-job-${index}`,
     waitSeconds: 1 + Math.floor(random() * 3),
     gated: index < gatedCount,
-    startAt: index < gatedCount ? 0 : random() * 0.6 * windowSeconds,
+    startAt: index < gatedCount ? 0 : random() * 0.8 * windowSeconds,
   }));
   const events: { at: number; what: 'kill' | 'restart'; slot: number }[] = [];
   for (let i = 0; i < options.kills; i += 1)
@@ -184,7 +195,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       const running = flood(
         client,
         taskQueue,
-        [{ workflowId: floodInbox }, ...gated],
+        [...floodInboxes.map((workflowId) => ({ workflowId })), ...gated],
         { rate: options.floodRate, seconds: options.floodSeconds, idPrefix: `flood-${token}` },
         (accepted) => (live = accepted),
       );
@@ -203,6 +214,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // Runs finish, fail, or are stuck at the deadline.
     const deadline = Date.now() + opts.settleSeconds * 1000;
     const status = new Map<string, string>();
+    let reported = Date.now();
     for (;;) {
       for (const job of jobs) {
         if (status.get(job.workflowId) && status.get(job.workflowId) !== 'RUNNING') continue;
@@ -212,7 +224,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           .catch(() => undefined);
         status.set(job.workflowId, d?.status.name ?? 'RUNNING');
       }
-      if ([...status.values()].every((s) => s !== 'RUNNING') || Date.now() > deadline) break;
+      const open = [...status.values()].filter((s) => s === 'RUNNING').length;
+      if (open === 0 || Date.now() > deadline) break;
+      if (Date.now() - reported > 15_000) {
+        reported = Date.now();
+        log(`t=${((Date.now() - started) / 1000).toFixed(1)} s: ${open} runs still open`);
+      }
       await sleep(1000);
     }
 
@@ -262,8 +279,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     if (agentIds.length)
       accounts.push(await accountNotifications(client, inboxWorkflowId(agentsInbox), agentIds));
     if (flooding) {
-      const ids = accepted.get(floodInbox) ?? [];
-      accounts.push(await accountNotifications(client, floodInbox, ids, ids));
+      for (const inbox of floodInboxes) {
+        const ids = accepted.get(inbox) ?? [];
+        accounts.push(await accountNotifications(client, inbox, ids, ids));
+      }
     }
     const sum = (k: 'accepted' | 'kept' | 'evicted' | 'lost' | 'duplicates') =>
       accounts.reduce((a, t) => a + t[k], 0);
@@ -376,7 +395,7 @@ export function formatReport(r: ChaosReport): string {
   const failures = chaosFailures(r);
   const causes = Object.entries(r.histories.workflowTaskFailures);
   const lines = [
-    `chaos: ${o.runs} runs, ${o.kills} kills, flood ${o.floodRate}/s for ${o.floodSeconds} s, seed ${o.seed}, ` +
+    `chaos: ${o.runs} runs, ${o.kills} kills, ${o.floodRate && o.floodSeconds ? `flood ${o.floodRate}/s for ${o.floodSeconds} s` : 'no flood'}, seed ${o.seed}, ` +
       `server restart ${o.serverRestart ? 'yes' : 'no'}, ${o.workers} workers, window ${o.windowSeconds.toFixed(0)} s`,
     `runs: ${r.runs.finished} finished, ${r.runs.lost} lost, ${r.runs.stuck} stuck (${r.wallSeconds.toFixed(0)} s wall)`,
     `chaos done: ${r.chaos.kills} worker SIGKILLs, ${r.chaos.serverRestarts} server restart(s), ` +

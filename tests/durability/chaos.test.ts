@@ -2,8 +2,8 @@
  * The chaos script's CI configuration (bench/chaos.ts): four agent jobs with real side effects
  * (PostgreSQL writes, mail through Postfix into Dovecot, notifications, 60 KB tool results) on
  * their own dev server and worker processes, two workers SIGKILLed at seeded moments, one dev
- * server restart on the same data file, and a short flood of maximum-size notifications into an
- * inbox and a job held open for it. Every count that must be zero is zero.
+ * server restart on the same data file, and a short flood of maximum-size notifications into two
+ * inboxes and a job held open for it. Every count that must be zero is zero.
  */
 import { chaosFailures, formatReport, runChaos } from '../../bench/chaos/run';
 import { requireMailServer } from '../support/mail';
