@@ -1,10 +1,10 @@
 import type { DatabaseConnectionConfig, DatabasesConfig } from './config';
-import { effectiveConnections, pickConnectionName } from './config';
+import { connectionUrlProblem, effectiveConnections, pickConnectionName } from './config';
 import { MysqlEngine } from './engines/mysql';
 import { PgliteEngine } from './engines/pglite';
 import { PostgresEngine } from './engines/postgres';
 import type { SqlEngine } from './engines/types';
-import { secretsOfUrl } from './errors';
+import { secretsOfUrl, sqlFailure } from './errors';
 
 /** Builds the engine of one configured connection; swappable in tests. */
 export type EngineFactory = (config: DatabaseConnectionConfig) => SqlEngine;
@@ -53,6 +53,9 @@ export class SqlConnections {
     const config = this.configs[picked.name] as DatabaseConnectionConfig;
     let engine = this.engines.get(picked.name);
     if (!engine) {
+      // A worker started from a config file has checked this already; one built in code may not have.
+      const problem = config.engine === 'pglite' ? null : connectionUrlProblem(config.engine, config.url);
+      if (problem) throw sqlFailure('SqlConfigError', `Database connection "${picked.name}": ${problem}`);
       engine = this.factory(config);
       this.engines.set(picked.name, engine);
     }
