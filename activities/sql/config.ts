@@ -80,6 +80,21 @@ const common = {
     .max(1024 * 1024)
     .default(64 * 1024)
     .describe('Size of the rows returned per call, as JSON; larger results are truncated with a notice'),
+  maxAffectedRows: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(100)
+    .describe(
+      'Most rows one INSERT/UPDATE/DELETE may change; over it the transaction is rolled back and the model told how many it would have touched',
+    ),
+  allowPrivilegedRole: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Accept a role with superuser or global privileges (refused by default: the agent could read password hashes and server files)',
+    ),
   description: z
     .string()
     .max(2000)

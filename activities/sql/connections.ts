@@ -5,6 +5,7 @@ import { PgliteEngine } from './engines/pglite';
 import { PostgresEngine } from './engines/postgres';
 import type { SqlEngine } from './engines/types';
 import { secretsOfUrl, sqlFailure } from './errors';
+import { privilegedAbilities, privilegedRoleProblem } from './role-check';
 
 /** Builds the engine of one configured connection; swappable in tests. */
 export type EngineFactory = (config: DatabaseConnectionConfig) => SqlEngine;
@@ -65,6 +66,27 @@ export class SqlConnections {
       engine,
       secrets: config.engine === 'pglite' ? [] : secretsOfUrl(config.url),
     };
+  }
+
+  private readonly roleChecks = new Map<string, Promise<string | null>>();
+
+  /**
+   * Refuses (once per connection, cached) a server connection whose role is privileged, unless it
+   * is allowed by configuration. Returns the refusal, or null; a connection failure propagates.
+   */
+  checkRole(conn: ResolvedConnection): Promise<string | null> {
+    if (conn.config.engine === 'pglite') return Promise.resolve(null);
+    let check = this.roleChecks.get(conn.name);
+    if (!check) {
+      const config = conn.config;
+      check = privilegedAbilities(conn.engine, config.statementTimeoutMs).then((abilities) =>
+        privilegedRoleProblem(conn.name, config, abilities),
+      );
+      // A failed check (server down) is tried again on the next call.
+      check.catch(() => this.roleChecks.delete(conn.name));
+      this.roleChecks.set(conn.name, check);
+    }
+    return check;
   }
 
   /** Closes every pool and stops every embedded database. Safe to call twice. */
