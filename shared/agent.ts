@@ -83,6 +83,9 @@ export const PolicySchema = z
 /** Limits and rules for one run. */
 export type Policy = z.infer<typeof PolicySchema>;
 
+/** Tools a run gets when its input names none. */
+export const DEFAULT_TOOLS: readonly string[] = ['get_time', 'calculator'];
+
 /** Input of the agent workflow, validated inside the workflow before anything runs. */
 export const AgentInputSchema = z
   .object({
@@ -103,7 +106,7 @@ export const AgentInputSchema = z
     model: ModelChoiceSchema,
     tools: z
       .array(z.string())
-      .default(['get_time', 'calculator'])
+      .default([...DEFAULT_TOOLS])
       .superRefine((names, ctx) => {
         for (const name of names) {
           if (!TOOL_NAMES.includes(name)) {

@@ -206,7 +206,7 @@ export class ToolRunner {
     const enabled = this.host.input.tools;
     const def = findTool(call.name);
     if (!def) {
-      reject(`Unknown tool "${call.name}". Available tools: ${enabled.join(', ') || '(none)'}.`);
+      reject(`No such tool "${call.name}". Available tools: ${enabled.join(', ') || '(none)'}.`);
       return;
     }
     if (!enabled.includes(call.name)) {
