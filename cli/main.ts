@@ -7,6 +7,8 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import type { AgentInput } from '../shared/agent';
 import { AgentInputSchema, agentInputBudgetProblem, stateQuery, userMessageSignal } from '../shared/agent';
 import { BUDGETS, overBudgetMessage, utf8Bytes } from '../shared/budgets';
+import type { BudgetName } from '../shared/run-budgets';
+import { describeBudget } from '../shared/run-budgets';
 import { notificationsQuery } from '../shared/notifications/messages';
 import { formatZodIssues } from '../shared/tools/define';
 import { TOOL_NAMES } from '../shared/tools/registry';
@@ -43,6 +45,12 @@ function target() {
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
+  return n;
+}
+
+function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number > 0');
   return n;
 }
 
@@ -94,6 +102,8 @@ interface RunOpts {
   tools?: string;
   maxSteps?: number;
   maxTokens?: number;
+  maxCost?: number;
+  maxWallClock?: string;
   approve?: string;
   system?: string;
   notifyUser?: string;
@@ -119,6 +129,8 @@ function buildInput(task: string | undefined, o: RunOpts): AgentInput {
   const policy = { ...((input.policy as object | undefined) ?? {}) } as Record<string, unknown>;
   if (o.maxSteps !== undefined) policy.maxSteps = o.maxSteps;
   if (o.maxTokens !== undefined) policy.maxTokens = o.maxTokens;
+  if (o.maxCost !== undefined) policy.maxCostUsd = o.maxCost;
+  if (o.maxWallClock !== undefined) policy.maxWallClock = o.maxWallClock;
   if (o.approve !== undefined) policy.requireApproval = o.approve.split(',').map((t) => t.trim());
   input.policy = policy;
   if (o.notifyUser) input.notify = { user: o.notifyUser };
@@ -142,6 +154,12 @@ program
   .option('--tools <names>', `comma-separated tools (known: ${TOOL_NAMES.join(', ')})`)
   .option('--max-steps <n>', 'model turns before the run stops', positiveInt)
   .option('--max-tokens <n>', 'token budget', positiveInt)
+  .option(
+    '--max-cost <usd>',
+    'cost budget in US dollars (needs prices: policy.prices or the worker’s)',
+    positiveNumber,
+  )
+  .option('--max-wall-clock <duration>', 'time budget from the start, e.g. "2h"')
   .option('--approve <tools>', 'tools whose calls wait for approval')
   .option('--system <prompt>', 'system prompt')
   .option('--notify-user <user>', 'also deliver notifications to inbox:<user>')
@@ -236,6 +254,13 @@ program
           `${state.usage.inputTokens}+${state.usage.outputTokens} tokens; continued as new ${state.continuations}×`,
       );
       for (const p of state.pendingToolCalls) console.log(`pending: ${p.name} ${p.toolCallId} (${p.state})`);
+      for (const a of state.approvals ?? [])
+        console.log(
+          `waits for approval: ${a.toolCallId} ${a.tool} until ${a.deadline} (${a.reason}): ${a.summary}`,
+        );
+      for (const [name, b] of Object.entries(state.budgets ?? {}))
+        console.log(`budget: ${describeBudget(name as BudgetName, b)}`);
+      if (state.untrusted) console.log(`untrusted content: ${state.untrusted}`);
       if (state.lastError) console.log(`last error: ${state.lastError}`);
       if (resolved && !resolved.ok) console.error(`note: ${resolved.error}`);
       if (resolved) console.log(`answer: ${formatAnswer(resolved.rendered)}`);

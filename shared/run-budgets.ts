@@ -88,9 +88,8 @@ export function describeBudget(name: BudgetName, b: { used: number; max: number 
   const fmt = (n: number): string =>
     name === 'max_cost'
       ? `$${n.toFixed(4)}`
-      : name === 'max_wall_clock'
-        ? `${Math.round(n / 1000).toLocaleString('en-US')} s`
-        : Math.round(n).toLocaleString('en-US');
+      : Math.floor(name === 'max_wall_clock' ? n / 1000 : n).toLocaleString('en-US');
+  const unit = name === 'max_wall_clock' ? ' s' : '';
   const pct = b.max > 0 ? Math.floor((b.used / b.max) * 100) : 100;
-  return `${fmt(b.used)} of ${fmt(b.max)} ${BUDGET_LABELS[name]} (${pct} %)`;
+  return `${fmt(b.used)} of ${fmt(b.max)}${unit} ${BUDGET_LABELS[name]} (${pct} %)`;
 }
