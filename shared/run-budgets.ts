@@ -17,12 +17,17 @@ export const ModelPriceSchema = z
 export type ModelPrice = z.infer<typeof ModelPriceSchema>;
 
 /** Prices keyed by "provider:model" (e.g. "openai:gpt-4o-mini") or by provider alone ("scripted", "local"). */
-export const PriceTableSchema = z.record(
-  z.string().regex(/^(scripted|local|openai|anthropic)(:[^\s]{1,200})?$/, {
-    message: 'key prices by "provider:model" (e.g. "openai:gpt-4o-mini") or provider ("scripted", "local")',
-  }),
-  ModelPriceSchema,
-);
+export const PriceTableSchema = z.record(z.string(), ModelPriceSchema).superRefine((table, ctx) => {
+  for (const key of Object.keys(table)) {
+    if (!/^(scripted|local|openai|anthropic)(:\S{1,200})?$/.test(key)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message: `key prices by "provider:model" (e.g. "openai:gpt-4o-mini") or provider ("scripted", "local"), not "${key.slice(0, 80)}"`,
+      });
+    }
+  }
+});
 /** A price table. */
 export type PriceTable = z.infer<typeof PriceTableSchema>;
 
