@@ -13,6 +13,8 @@ import {
   userMessageSignal,
 } from '../shared/agent';
 import { BUDGETS, overBudgetMessage, utf8Bytes } from '../shared/budgets';
+import type { BudgetName } from '../shared/run-budgets';
+import { describeBudget } from '../shared/run-budgets';
 import { notificationsQuery } from '../shared/notifications/messages';
 import { RUN_ID_CHARSET, printable, runIdProblem } from '../shared/identifiers';
 import { formatZodIssues } from '../shared/tools/define';
@@ -52,6 +54,12 @@ function target() {
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
+  return n;
+}
+
+function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number > 0');
   return n;
 }
 
@@ -103,6 +111,8 @@ interface RunOpts {
   tools?: string;
   maxSteps?: number;
   maxTokens?: number;
+  maxCost?: number;
+  maxWallClock?: string;
   approve?: string;
   system?: string;
   notifyUser?: string;
@@ -196,6 +206,8 @@ async function buildInput(
   const policy = { ...((input.policy as object | undefined) ?? {}) } as Record<string, unknown>;
   if (o.maxSteps !== undefined) policy.maxSteps = o.maxSteps;
   if (o.maxTokens !== undefined) policy.maxTokens = o.maxTokens;
+  if (o.maxCost !== undefined) policy.maxCostUsd = o.maxCost;
+  if (o.maxWallClock !== undefined) policy.maxWallClock = o.maxWallClock;
   if (o.approve !== undefined) policy.requireApproval = o.approve.split(',').map((t) => t.trim());
   input.policy = policy;
   if (o.notifyUser) input.notify = { user: o.notifyUser };
@@ -225,6 +237,12 @@ program
   .option('--tools <names>', `comma-separated tools (known: ${TOOL_NAMES.join(', ')})`)
   .option('--max-steps <n>', 'model turns before the run stops', positiveInt)
   .option('--max-tokens <n>', 'token budget', positiveInt)
+  .option(
+    '--max-cost <usd>',
+    'cost budget in US dollars (needs prices: policy.prices or the worker’s)',
+    positiveNumber,
+  )
+  .option('--max-wall-clock <duration>', 'time budget from the start, e.g. "2h"')
   .option('--approve <tools>', 'tools whose calls wait for approval')
   .option('--system <prompt>', 'system prompt')
   .option('--notify-user <user>', 'also deliver notifications to inbox:<user>')
@@ -391,6 +409,13 @@ program
           `${state.usage.inputTokens}+${state.usage.outputTokens} tokens; continued as new ${state.continuations}×`,
       );
       for (const p of state.pendingToolCalls) console.log(`pending: ${p.name} ${p.toolCallId} (${p.state})`);
+      for (const a of state.approvals ?? [])
+        console.log(
+          `waits for approval: ${a.toolCallId} ${a.tool} until ${a.deadline} (${a.reason}): ${a.summary}`,
+        );
+      for (const [name, b] of Object.entries(state.budgets ?? {}))
+        console.log(`budget: ${describeBudget(name as BudgetName, b)}`);
+      if (state.untrusted) console.log(`untrusted content: ${state.untrusted}`);
       if (state.lastError) console.log(`last error: ${state.lastError}`);
       if (resolved && !resolved.ok) console.error(`note: ${resolved.error}`);
       if (resolved) console.log(`answer: ${formatAnswer(resolved.rendered)}`);
