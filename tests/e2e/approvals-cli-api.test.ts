@@ -121,12 +121,12 @@ test('list, refuse with the validator’s reason, reject, and say finished runs 
   const late = await runCli(['approve', id, 's1'], env);
   expect(late.code).toBe(1);
   expect(late.stderr).toBe(
-    `error: Run "${id}" is finished (completed): nothing in it waits for approval any more\n`,
+    `error: Run "${id}" has already ended (COMPLETED); no tool call of it waits for approval any more. See its outcome with: durable-agent status ${id}\n`,
   );
   expect(await call('POST', `/api/approvals/${encodeURIComponent(id)}/s1`, { approve: true })).toEqual({
     status: 409,
     body: {
-      error: `Run "${id}" is finished (completed): nothing in it waits for approval any more`,
+      error: `Run "${id}" has already ended (COMPLETED); no tool call of it waits for approval any more. See its outcome with: durable-agent status ${id}`,
       code: 'finished',
     },
   });
