@@ -9,12 +9,14 @@ import {
   AgentInputSchema,
   DEFAULT_TOOLS,
   agentInputBudgetProblem,
-  approveToolCallUpdate,
   stateQuery,
   userMessageSignal,
 } from '../shared/agent';
 import { BUDGETS, overBudgetMessage, utf8Bytes } from '../shared/budgets';
+import type { BudgetName } from '../shared/run-budgets';
+import { describeBudget } from '../shared/run-budgets';
 import { notificationsQuery } from '../shared/notifications/messages';
+import { RUN_ID_CHARSET, printable, runIdProblem } from '../shared/identifiers';
 import { formatZodIssues } from '../shared/tools/define';
 import { TOOL_NAMES } from '../shared/tools/registry';
 import { loadScriptFile, scriptTools } from '../activities/model/scripted';
@@ -26,6 +28,7 @@ import { registerDebugCommands } from './debug/commands';
 import { exitAfterParsingWhenAsked, registerKbCommands } from './kb';
 import { parseModelSpec } from './model-spec';
 import { registerNotificationCommands } from './notifications';
+import { registerApprovalCommands } from './approvals';
 import { resolveRunAnswer } from './answer';
 import { formatAnswer } from '../shared/render-citations';
 import { startAgentRun } from './start-run';
@@ -51,6 +54,12 @@ function target() {
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
+  return n;
+}
+
+function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number > 0');
   return n;
 }
 
@@ -102,11 +111,14 @@ interface RunOpts {
   tools?: string;
   maxSteps?: number;
   maxTokens?: number;
+  maxCost?: number;
+  maxWallClock?: string;
   approve?: string;
   system?: string;
   notifyUser?: string;
   input?: string;
   id?: string;
+  reuse?: boolean;
   json?: boolean;
   wait: boolean;
   taskQueue?: string;
@@ -194,6 +206,8 @@ async function buildInput(
   const policy = { ...((input.policy as object | undefined) ?? {}) } as Record<string, unknown>;
   if (o.maxSteps !== undefined) policy.maxSteps = o.maxSteps;
   if (o.maxTokens !== undefined) policy.maxTokens = o.maxTokens;
+  if (o.maxCost !== undefined) policy.maxCostUsd = o.maxCost;
+  if (o.maxWallClock !== undefined) policy.maxWallClock = o.maxWallClock;
   if (o.approve !== undefined) policy.requireApproval = o.approve.split(',').map((t) => t.trim());
   input.policy = policy;
   if (o.notifyUser) input.notify = { user: o.notifyUser };
@@ -223,11 +237,21 @@ program
   .option('--tools <names>', `comma-separated tools (known: ${TOOL_NAMES.join(', ')})`)
   .option('--max-steps <n>', 'model turns before the run stops', positiveInt)
   .option('--max-tokens <n>', 'token budget', positiveInt)
+  .option(
+    '--max-cost <usd>',
+    'cost budget in US dollars (needs prices: policy.prices or the worker’s)',
+    positiveNumber,
+  )
+  .option('--max-wall-clock <duration>', 'time budget from the start, e.g. "2h"')
   .option('--approve <tools>', 'tools whose calls wait for approval')
   .option('--system <prompt>', 'system prompt')
   .option('--notify-user <user>', 'also deliver notifications to inbox:<user>')
   .option('--input <file.json>', 'full workflow input as JSON (flags override it)')
-  .option('--id <workflowId>', 'workflow id (default agent-<uuid>)', workflowIdOption)
+  .option('--id <workflowId>', `workflow id (default agent-<uuid>); ${RUN_ID_CHARSET}`, workflowIdOption)
+  .option(
+    '--reuse',
+    'allow an --id used before: a closed run is followed by a new one, a running one is followed',
+  )
   .option('--task-queue <name>', 'task queue (default DURABLE_AGENT_TASK_QUEUE or durable-agent)')
   .option('--json', 'print one JSON object with the outcome instead of progress')
   .option('--no-wait', 'start the run and print its id without waiting')
@@ -235,6 +259,8 @@ program
   .action(async (task: string | undefined, o: RunOpts, cmd: Command) => {
     if (task === undefined && !o.input)
       throw new Error('Give a task: durable-agent run "<task>" (or --input file.json)');
+    const idProblem = o.id === undefined ? null : runIdProblem(o.id);
+    if (idProblem) throw new Error(`Invalid --id: ${idProblem}`);
     const config = loadWorkerConfig();
     const modelGiven = cmd.getOptionValueSource('model') !== 'default';
     const input = await buildInput(task, o, modelGiven, config.scriptsDir);
@@ -248,7 +274,7 @@ program
     try {
       const workflowId = o.id ?? `agent-${randomUUID()}`;
       const taskQueue = o.taskQueue ?? config.taskQueue;
-      const handle = await startAgentRun(client, input, { taskQueue, workflowId });
+      const handle = await startAgentRun(client, input, { taskQueue, workflowId, reuse: o.reuse ?? false });
       if (!o.wait) {
         console.log(o.json ? JSON.stringify({ workflowId, runId: handle.firstExecutionRunId }) : workflowId);
         if ((await workflowPollers(client, taskQueue)) === 0)
@@ -273,7 +299,11 @@ program
       });
       if (!o.json) console.log(`Started ${workflowId}`);
       watchingWorkers = watchForWorker(client, taskQueue, (l) => console.error(l), noWorker(taskQueue));
-      const outcome = await watchRun(client, handle, o.json ? () => undefined : (l) => console.log(l));
+      const outcome = await watchRun(
+        client,
+        handle,
+        o.json ? () => undefined : (l) => console.log(printable(l, true)),
+      );
       watchingWorkers.stop();
       const answer = outcome.result?.answer;
       const resolved = answer ? await resolveRunAnswer(client, workflowId, answer) : undefined;
@@ -290,12 +320,14 @@ program
       } else if (outcome.result) {
         const r = outcome.result;
         if (resolved && !resolved.ok) console.error(`note: ${resolved.error}`);
+        if (r.stopReason !== 'final_answer')
+          console.log(`\nStopped by the ${r.stopReason} budget${r.budget ? `: ${r.budget}` : ''}.`);
         console.log(
-          `\n${resolved ? formatAnswer(resolved.rendered) : `(no answer: stopped by ${r.stopReason})`}\n\n` +
+          `\n${resolved ? printable(formatAnswer(resolved.rendered), true) : `(no answer: stopped by ${r.stopReason})`}\n\n` +
             `${r.steps} steps, ${r.usage.toolCalls} tool calls, ${r.usage.inputTokens}+${r.usage.outputTokens} tokens`,
         );
       } else {
-        console.error(`Run ${outcome.outcome}: ${outcome.error ?? ''}`);
+        console.error(`Run ${outcome.outcome}: ${printable(outcome.error ?? '', true)}`);
       }
       process.exitCode = outcome.exitCode;
     } finally {
@@ -340,7 +372,7 @@ function watchForWorker(
   };
 }
 
-// ---------------------------------------------------------------- status / cancel / message / approve
+// ---------------------------------------------------------------- status / cancel / message
 async function withHandle<T>(id: string, fn: (h: WorkflowHandle, client: Client) => Promise<T>) {
   const client = await connectClient(target());
   try {
@@ -377,6 +409,13 @@ program
           `${state.usage.inputTokens}+${state.usage.outputTokens} tokens; continued as new ${state.continuations}×`,
       );
       for (const p of state.pendingToolCalls) console.log(`pending: ${p.name} ${p.toolCallId} (${p.state})`);
+      for (const a of state.approvals ?? [])
+        console.log(
+          `waits for approval: ${a.toolCallId} ${a.tool} until ${a.deadline} (${a.reason}): ${a.summary}`,
+        );
+      for (const [name, b] of Object.entries(state.budgets ?? {}))
+        console.log(`budget: ${describeBudget(name as BudgetName, b)}`);
+      if (state.untrusted) console.log(`untrusted content: ${state.untrusted}`);
       if (state.lastError) console.log(`last error: ${state.lastError}`);
       if (resolved && !resolved.ok) console.error(`note: ${resolved.error}`);
       if (resolved) console.log(`answer: ${formatAnswer(resolved.rendered)}`);
@@ -464,23 +503,6 @@ program
     });
   });
 
-program
-  .command('approve')
-  .description('Approve (or --reject) a tool call that waits for approval')
-  .argument('<id>', 'workflow id')
-  .argument('<toolCallId>', 'tool call id (see `status`)')
-  .option('--reject', 'reject instead of approve')
-  .option('--reason <text>', 'why (shown to the model)')
-  .action(async (id: string, toolCallId: string, o: { reject?: boolean; reason?: string }) => {
-    await withHandle(id, async (h) => {
-      await requireOpen(h, 'no tool call of it waits for approval any more');
-      const r = await h.executeUpdate(approveToolCallUpdate, {
-        args: [{ toolCallId, approve: !o.reject, ...(o.reason ? { reason: o.reason } : {}) }],
-      });
-      console.log(`${r.toolCallId}: ${r.approved ? 'approved' : 'rejected'}`);
-    });
-  });
-
 // ---------------------------------------------------------------- demo
 /** The demo job of the local model: one a small model does in two steps (a tool, then the answer). */
 const LOCAL_DEMO: Pick<AgentInput, 'task' | 'tools'> = {
@@ -537,12 +559,14 @@ program
   });
 
 registerNotificationCommands(program, target);
+registerApprovalCommands(program, target);
 exitAfterParsingWhenAsked(program);
 
 registerDebugCommands(program, target);
 registerKbCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+  // Messages can quote what the user typed (ids, targets): never let it drive the terminal.
+  console.error(`error: ${printable(err instanceof Error ? err.message : String(err), true)}`);
   process.exit(1);
 });

@@ -132,7 +132,7 @@ export function createScriptedProvider(
     return {
       content,
       toolCalls,
-      usage: {
+      usage: turn.usage ?? {
         inputTokens: estimateTokens(input),
         outputTokens: estimateTokens((content ?? '') + JSON.stringify(toolCalls)),
       },

@@ -5,6 +5,7 @@
  * Everything here is pure and deterministic, so workflow code may import it.
  */
 import { z } from 'zod';
+import { BUDGETS, jsonBytes, overBudgetMessage, utf8Bytes } from '../budgets';
 
 /** Kinds of notification; a UI picks icon and colour by it. */
 export const NOTIFICATION_TYPES = ['info', 'success', 'warning', 'error', 'progress'] as const;
@@ -45,6 +46,18 @@ export const NOTIFICATION_LIMITS = Object.freeze({
   detail: 50_000,
   id: 200,
   group: 200,
+} as const);
+
+/**
+ * Byte budgets (UTF-8) of the text fields, on top of the character limits: a character can take up
+ * to four bytes, and what Temporal limits is bytes. Defined in `shared/budgets.ts`.
+ */
+export const NOTIFICATION_FIELD_BUDGETS = Object.freeze({
+  title: BUDGETS.notificationTitleBytes,
+  message: BUDGETS.notificationMessageBytes,
+  detail: BUDGETS.notificationDetailBytes,
+  id: BUDGETS.notificationIdBytes,
+  group: BUDGETS.notificationIdBytes,
 } as const);
 
 /** Producer-specific defaults applied by {@link validateNotificationInput}. */
@@ -146,7 +159,17 @@ export interface ValidNotificationInput {
 
 /** Outcome of {@link validateNotificationInput}. */
 export type NotificationValidation =
-  { ok: true; value: ValidNotificationInput } | { ok: false; error: string };
+  | { ok: true; value: ValidNotificationInput }
+  | {
+      ok: false;
+      /** What is wrong and what to fix; may quote (a bounded prefix of) the rejected value. */
+      error: string;
+      /**
+       * The fields at fault (`(notification)` for the whole), so a caller can report or log the
+       * failure without echoing the value.
+       */
+      fields: string[];
+    };
 
 /** One stored notification, as queries return it. */
 export const NotificationSchema = z.object({
@@ -267,6 +290,8 @@ const FieldsSchema = z.object({
  * 3. `message` (absent, null, empty or whitespace-only) → `Message is required`
  *
  * Then, with messages naming the field: field types and the {@link NOTIFICATION_LIMITS} lengths,
+ * the {@link NOTIFICATION_FIELD_BUDGETS} byte budgets (`detail is 150 KiB (UTF-8), over its budget
+ * of 64 KiB`), the whole notification's JSON against `BUDGETS.notificationBytes`,
  * and the display time: `display_time`, else `timeout` (seconds, a number or numeric string, ≥ 0);
  * a negative or non-numeric one falls back to `defaults.displayTime` or is rejected, per
  * `defaults.onInvalidDisplayTime`. An empty `id` counts as none. Unknown keys are ignored; input
@@ -281,20 +306,44 @@ export function validateNotificationInput(
 
   const rawType = input.type;
   const type = isMissing(rawType) ? DEFAULT_NOTIFICATION_TYPE : NOTIFICATION_TYPES.find((t) => t === rawType);
-  if (type === undefined) return { ok: false, error: `Invalid notification type: ${echo(rawType)}` };
+  if (type === undefined) {
+    return { ok: false, error: `Invalid notification type: ${echo(rawType)}`, fields: ['type'] };
+  }
 
   const rawPriority = input.priority;
   const priority = isMissing(rawPriority) ? defaults.priority : parsePriority(rawPriority);
-  if (priority === undefined)
-    return { ok: false, error: `Invalid notification priority: ${echo(rawPriority)}` };
+  if (priority === undefined) {
+    return { ok: false, error: `Invalid notification priority: ${echo(rawPriority)}`, fields: ['priority'] };
+  }
 
   const rawMessage = input.message;
   if (isMissing(rawMessage) || (typeof rawMessage === 'string' && rawMessage.trim() === '')) {
-    return { ok: false, error: 'Message is required' };
+    return { ok: false, error: 'Message is required', fields: ['message'] };
   }
 
   const fields = FieldsSchema.safeParse(input);
-  if (!fields.success) return { ok: false, error: fields.error.issues.map((i) => i.message).join('; ') };
+  if (!fields.success) {
+    return {
+      ok: false,
+      error: fields.error.issues.map((i) => i.message).join('; '),
+      fields: fields.error.issues.map((i) => String(i.path[0] ?? '(notification)')),
+    };
+  }
+  const overBudget = (Object.keys(NOTIFICATION_FIELD_BUDGETS) as (keyof typeof NOTIFICATION_FIELD_BUDGETS)[])
+    .map((field) => {
+      const text = fields.data[field];
+      const bytes = typeof text === 'string' ? utf8Bytes(text) : 0;
+      const budget = NOTIFICATION_FIELD_BUDGETS[field];
+      return bytes > budget ? { field, message: overBudgetMessage(field, bytes, budget) } : undefined;
+    })
+    .filter((issue) => issue !== undefined);
+  if (overBudget.length > 0) {
+    return {
+      ok: false,
+      error: overBudget.map((i) => i.message).join('; '),
+      fields: overBudget.map((i) => i.field),
+    };
+  }
 
   const displayTimeKey = isMissing(input.display_time) ? 'timeout' : 'display_time';
   const rawDisplayTime = input[displayTimeKey];
@@ -304,23 +353,48 @@ export function validateNotificationInput(
       return {
         ok: false,
         error: `Invalid notification ${displayTimeKey}: ${echo(rawDisplayTime)} (give seconds as a number ≥ 0)`,
+        fields: [displayTimeKey],
       };
     }
     displayTime = defaults.displayTime;
   }
 
   const { message, title, detail, id, group } = fields.data;
-  return {
-    ok: true,
-    value: {
-      type,
-      priority,
-      message,
-      title: title ?? '',
-      detail: detail ?? '',
-      display_time: displayTime,
-      ...(id ? { id } : {}),
-      group: group ?? '',
-    },
+  const value: ValidNotificationInput = {
+    type,
+    priority,
+    message,
+    title: title ?? '',
+    detail: detail ?? '',
+    display_time: displayTime,
+    ...(id ? { id } : {}),
+    group: group ?? '',
   };
+  // Escaping can grow text past its fields' budgets (a quote is two bytes in JSON), so the whole
+  // notification, as it is stored and sent, has a budget of its own.
+  const bytes = storedNotificationBytes(value);
+  if (bytes > BUDGETS.notificationBytes) {
+    return {
+      ok: false,
+      error: `${overBudgetMessage('the notification as JSON', bytes, BUDGETS.notificationBytes)}: shorten detail or message`,
+      fields: ['(notification)'],
+    };
+  }
+  return { ok: true, value };
+}
+
+/** A stored notification's fields that the producer does not choose, at their widest. */
+const STORED_EXTRA = {
+  no: 999_999_999,
+  id: '00000000-0000-4000-8000-000000000000',
+  timestamp: '2000-01-01T00:00:00.000Z',
+  read: false,
+};
+
+/**
+ * Bytes of the notification once stored (with its number, id, timestamp and read flag), as JSON: what
+ * it adds to a query answer and to the state carried over continue-as-new.
+ */
+export function storedNotificationBytes(input: ValidNotificationInput): number {
+  return jsonBytes({ ...STORED_EXTRA, ...input });
 }

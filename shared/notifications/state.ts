@@ -39,6 +39,7 @@
  *   operation that changes `guid`.
  */
 import { z } from 'zod';
+import { BUDGETS, jsonBytes } from '../budgets';
 import { DEFAULT_MAX_NOTIFICATIONS, DEFAULT_MAX_UPDATES, NotificationSchema } from './schema';
 import type { MarkReadInput, Notification, ValidNotificationInput } from './schema';
 
@@ -56,6 +57,11 @@ export interface NotificationState {
   readonly guid: string;
   /** Capacity; beyond it the oldest notifications are evicted. */
   readonly max: number;
+  /**
+   * Byte capacity: the notifications as JSON (UTF-8) stay at or under it, the oldest evicted first.
+   * Absent means `BUDGETS.notificationStateBytes`, which is also its upper bound.
+   */
+  readonly maxBytes?: number;
   /** How many entries `updates` keeps. */
   readonly maxUpdates: number;
 }
@@ -73,13 +79,22 @@ export const NotificationStateSchema = z
     evicted: z.number().int().nonnegative(),
     guid: z.string().min(1),
     max: z.number().int().min(1),
-    maxUpdates: z.number().int().min(1),
+    maxBytes: z.number().int().min(BUDGETS.notificationBytes).max(BUDGETS.notificationStateBytes).optional(),
+    maxUpdates: z.number().int().min(1).max(DEFAULT_MAX_UPDATES),
   })
   .superRefine((s, ctx) => {
     if (s.notifications.length > s.max) {
       ctx.addIssue({
         code: 'custom',
         message: `holds ${s.notifications.length} notifications, max is ${s.max}`,
+      });
+    }
+    const bytes = notificationsBytes(s.notifications);
+    const maxBytes = s.maxBytes ?? BUDGETS.notificationStateBytes;
+    if (bytes > maxBytes) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `holds ${bytes} bytes of notifications, maxBytes is ${maxBytes}`,
       });
     }
     if (s.updates.length > s.maxUpdates) {
@@ -114,6 +129,11 @@ export interface NotificationStateOptions {
   guid: string;
   /** Capacity, ≥ 1; default {@link DEFAULT_MAX_NOTIFICATIONS}. */
   max?: number;
+  /**
+   * Byte capacity, from `BUDGETS.notificationBytes` (one notification always fits) to
+   * `BUDGETS.notificationStateBytes` (the default).
+   */
+  maxBytes?: number;
   /** Change-log length, ≥ 1; default {@link DEFAULT_MAX_UPDATES}. */
   maxUpdates?: number;
 }
@@ -123,12 +143,68 @@ export interface NotificationStateOptions {
  * configuration at the boundary first, because inside a workflow a plain error retries the task.
  */
 export function createNotificationState(options: NotificationStateOptions): NotificationState {
-  const { guid, max = DEFAULT_MAX_NOTIFICATIONS, maxUpdates = DEFAULT_MAX_UPDATES } = options;
+  const { guid, max = DEFAULT_MAX_NOTIFICATIONS, maxUpdates = DEFAULT_MAX_UPDATES, maxBytes } = options;
   if (!Number.isInteger(max) || max < 1) throw new RangeError(`max must be a positive integer, got ${max}`);
-  if (!Number.isInteger(maxUpdates) || maxUpdates < 1) {
-    throw new RangeError(`maxUpdates must be a positive integer, got ${maxUpdates}`);
+  if (!Number.isInteger(maxUpdates) || maxUpdates < 1 || maxUpdates > DEFAULT_MAX_UPDATES) {
+    throw new RangeError(`maxUpdates must be an integer from 1 to ${DEFAULT_MAX_UPDATES}, got ${maxUpdates}`);
   }
-  return { notifications: [], updates: [], updatesBase: 0, evicted: 0, guid, max, maxUpdates };
+  if (
+    maxBytes !== undefined &&
+    (!Number.isInteger(maxBytes) ||
+      maxBytes < BUDGETS.notificationBytes ||
+      maxBytes > BUDGETS.notificationStateBytes)
+  ) {
+    throw new RangeError(
+      `maxBytes must be an integer from ${BUDGETS.notificationBytes} to ${BUDGETS.notificationStateBytes}, got ${maxBytes}`,
+    );
+  }
+  return {
+    notifications: [],
+    updates: [],
+    updatesBase: 0,
+    evicted: 0,
+    guid,
+    max,
+    ...(maxBytes !== undefined ? { maxBytes } : {}),
+    maxUpdates,
+  };
+}
+
+/** Bytes of a list of notifications as JSON (UTF-8): what the byte capacity limits. */
+export function notificationsBytes(notifications: readonly Notification[]): number {
+  return jsonBytes(notifications);
+}
+
+/**
+ * At least the JSON size of `n`: a UTF-16 unit is at most 6 bytes of JSON (a control character
+ * escaped as `\u00XX`; otherwise at most 3 bytes of UTF-8), plus the keys, numbers and punctuation.
+ */
+function upperBoundBytes(n: Notification): number {
+  const text =
+    n.id.length + n.type.length + n.title.length + n.message.length + n.detail.length + n.timestamp.length;
+  return 6 * (text + n.group.length) + 256;
+}
+
+/**
+ * How many of the oldest notifications must go so that at most `max` remain and the rest fit in
+ * `maxBytes` as JSON. Eviction is always oldest first, never of a newer item before an older one.
+ */
+function overflowOf(notifications: readonly Notification[], max: number, maxBytes: number): number {
+  let overflow = Math.max(0, notifications.length - max);
+  // Exact sizes cost a JSON encoding of the whole list; a cheap upper bound settles the usual case.
+  let bound = 2;
+  for (let i = overflow; i < notifications.length; i++) bound += upperBoundBytes(notifications[i]!) + 1;
+  if (bound <= maxBytes) return overflow;
+  // JSON of an array: brackets, plus a comma between items.
+  let bytes = 2 + Math.max(0, notifications.length - 1);
+  const sizes = notifications.map((n) => jsonBytes(n));
+  for (const size of sizes) bytes += size;
+  for (let i = 0; i < overflow; i++) bytes -= (sizes[i] ?? 0) + 1;
+  while (bytes > maxBytes && overflow < notifications.length) {
+    bytes -= (sizes[overflow] ?? 0) + 1;
+    overflow += 1;
+  }
+  return overflow;
 }
 
 /** The update number a client has seen once it holds this state: changes since the last clear. */
@@ -150,6 +226,12 @@ export interface AddResult {
   notification: Notification;
   /** False when an existing notification with the same id was updated in place. */
   created: boolean;
+  /**
+   * False in the one case where the change itself was evicted: an in-place update that grew the
+   * oldest item past what the byte capacity holds together with the newer ones. It is then counted
+   * in `evicted` like any other.
+   */
+  kept: boolean;
 }
 
 /**
@@ -158,8 +240,10 @@ export interface AddResult {
  * If `input.id` names a stored notification, that one is updated in place: type, priority, title,
  * message, detail, timestamp (`ctx.now`), display_time and group are replaced, `read` becomes false,
  * `no` and `id` stay, and `ctx.newId` is not called. Otherwise a new notification is appended with
- * `input.id` or `ctx.newId()`, and if that exceeds `max` the oldest are evicted and the rest renumbered.
- * Either way the change is logged in `updates`.
+ * `input.id` or `ctx.newId()`. Either way the change is logged in `updates`, and then, while the
+ * list holds more than `max` items or more than its byte capacity, the oldest are evicted (counted
+ * in `evicted`) and the rest renumbered. So every notification ever created since the last clear
+ * is either in the list or counted: created = `evicted + count`.
  */
 export function add(
   state: NotificationState,
@@ -177,31 +261,36 @@ export function add(
   };
 
   const existing = input.id === undefined ? undefined : state.notifications.find((n) => n.id === input.id);
+  let notification: Notification;
+  let notifications: Notification[];
   if (existing) {
-    const notification: Notification = { ...existing, ...fields, read: false, group: input.group };
-    const notifications = state.notifications.map((n) => (n.no === existing.no ? notification : n));
-    return {
-      state: logChanges({ ...state, notifications }, [state.evicted + existing.no]),
-      notification,
-      created: false,
+    notification = { ...existing, ...fields, read: false, group: input.group };
+    notifications = state.notifications.map((n) => (n.no === existing.no ? notification : n));
+  } else {
+    notification = {
+      no: state.notifications.length,
+      id: input.id ?? ctx.newId(),
+      ...fields,
+      read: false,
+      group: input.group,
     };
+    notifications = [...state.notifications, notification];
   }
-
-  const appended: Notification = {
-    no: state.notifications.length,
-    id: input.id ?? ctx.newId(),
-    ...fields,
-    read: false,
-    group: input.group,
+  const logged = logChanges(state, [state.evicted + notification.no]);
+  const overflow = overflowOf(notifications, state.max, state.maxBytes ?? BUDGETS.notificationStateBytes);
+  const next: NotificationState = {
+    ...logged,
+    notifications:
+      overflow === 0 ? notifications : notifications.slice(overflow).map((n, i) => ({ ...n, no: i })),
+    evicted: state.evicted + overflow,
   };
-  const overflow = Math.max(0, state.notifications.length + 1 - state.max);
-  const notifications = [...state.notifications, appended]
-    .slice(overflow)
-    .map((n, i) => (n.no === i ? n : { ...n, no: i }));
-  const next = logChanges({ ...state, notifications, evicted: state.evicted + overflow }, [
-    state.evicted + appended.no,
-  ]);
-  return { state: next, notification: { ...appended, no: appended.no - overflow }, created: true };
+  const kept = notification.no >= overflow;
+  return {
+    state: next,
+    notification: { ...notification, no: kept ? notification.no - overflow : -1 },
+    created: existing === undefined,
+    kept,
+  };
 }
 
 /** Result of {@link markRead}. */
@@ -235,7 +324,12 @@ export function markRead(state: NotificationState, input: MarkReadInput): MarkRe
  * update numbers and ordinals from 0. Capacity settings are kept.
  */
 export function clear(state: NotificationState, ctx: Pick<NotificationContext, 'newId'>): NotificationState {
-  return createNotificationState({ guid: ctx.newId(), max: state.max, maxUpdates: state.maxUpdates });
+  return createNotificationState({
+    guid: ctx.newId(),
+    max: state.max,
+    maxUpdates: state.maxUpdates,
+    ...(state.maxBytes !== undefined ? { maxBytes: state.maxBytes } : {}),
+  });
 }
 
 /** Answer of {@link history}. */
@@ -261,6 +355,60 @@ export function history(state: NotificationState): NotificationHistory {
     updates: state.updates,
     update: currentUpdate(state),
     evicted: state.evicted,
+  };
+}
+
+/** Arguments of the paged `notifications` query; both optional. */
+export interface NotificationPageInput {
+  /** At most this many items (the newest ones below `before`); whole numbers ≥ 1. */
+  limit?: number;
+  /** Only items numbered below this (a cursor from the previous page's `before`). */
+  before?: number;
+}
+
+/** Answer of {@link page}: a {@link NotificationHistory} whose `notifications` may be a part. */
+export interface NotificationPage extends NotificationHistory {
+  /** True when `notifications` is not the whole list (a page, or trimmed to the byte budget). */
+  truncated: boolean;
+  /** Pass as `before` to get the next older page; absent when there is none. */
+  before?: number;
+}
+
+/** A whole number ≥ 0, or undefined for anything else. */
+function wholeOrUndefined(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+}
+
+/**
+ * A page of the list for the `notifications` query: the newest `limit` items numbered below
+ * `before` (oldest first, like the whole list), then trimmed from the old end so the answer stays
+ * within `maxBytes` as JSON. Bad arguments (not whole numbers) count as absent, since a query
+ * handler must not throw. `truncated` says whether items were left out; `before` is the cursor for
+ * the next older page.
+ */
+export function page(
+  state: NotificationState,
+  input: NotificationPageInput = {},
+  maxBytes: number = BUDGETS.queryResultBytes,
+): NotificationPage {
+  const full = history(state);
+  const before = Math.min(wholeOrUndefined(input?.before) ?? full.count, full.count);
+  const limit = wholeOrUndefined(input?.limit) || full.count;
+  let start = Math.max(0, before - limit);
+  const base = { ...full, notifications: [] as Notification[] };
+  let bytes = jsonBytes({ ...base, truncated: true, before: full.count });
+  const sizes = state.notifications.slice(start, before).map((n) => jsonBytes(n) + 1);
+  for (const size of sizes) bytes += size;
+  for (let i = 0; bytes > maxBytes && start < before; i++) {
+    bytes -= sizes[i] ?? 0;
+    start += 1;
+  }
+  const notifications = state.notifications.slice(start, before);
+  return {
+    ...full,
+    notifications,
+    truncated: notifications.length < full.count,
+    ...(start > 0 ? { before: start } : {}),
   };
 }
 

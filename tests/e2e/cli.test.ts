@@ -91,7 +91,8 @@ test('run --json prints one machine-readable outcome; a budget stop exits 2', as
   expect(out.code).toBe(2);
   expect(JSON.parse(out.stdout)).toMatchObject({
     outcome: 'stopped',
-    result: { stopReason: 'max_steps', answer: null },
+    // The model's summary turn (without tools) answers.
+    result: { stopReason: 'max_steps', answer: expect.any(String), budget: '1 of 1 steps (100 %)' },
   });
 }, 60_000);
 
