@@ -35,7 +35,8 @@ function readmeLines(): string[] {
   const text = fs.readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
   const lines: string[] = [];
   for (const block of text.matchAll(/^```bash\n([\s\S]*?)^```/gm)) {
-    for (const raw of (block[1] ?? '').split('\n')) {
+    // A line ending in a backslash goes on on the next one.
+    for (const raw of (block[1] ?? '').replace(/\\\n\s*/g, ' ').split('\n')) {
       const line = stripComment(raw).trim();
       if (line) lines.push(line);
     }
@@ -96,13 +97,30 @@ function parseLine(line: string): Command[] {
   return commands;
 }
 
-/** The arguments after `durable-agent`, with optional `[…]` parts included and `a|b` as `a`. */
+/**
+ * The arguments after `durable-agent`, with optional `[…]` parts included (of `[a | b]` the first
+ * alternative) and `a|b` as `a`.
+ */
 function cliArgs(words: string[]): string[] {
-  const i = words.indexOf('durable-agent');
-  return words
-    .slice(i + 1)
-    .map((w) => w.replace(/^\[|\]$/g, ''))
-    .map((w) => (/^[a-z][a-z-]*(\|[a-z][a-z-]*)+$/.test(w) ? w.split('|')[0]! : w));
+  const out: string[] = [];
+  let group: string[] | null = null;
+  for (const w of words.slice(words.indexOf('durable-agent') + 1)) {
+    const word = /^[a-z][a-z-]*(\|[a-z][a-z-]*)+\]?$/.test(w)
+      ? w.split('|')[0]! + (w.endsWith(']') ? ']' : '')
+      : w;
+    if (group === null && word.startsWith('[')) group = [];
+    if (group === null) {
+      out.push(word);
+      continue;
+    }
+    group.push(word.replace(/^\[|\]$/g, ''));
+    if (word.endsWith(']')) {
+      const bar = group.indexOf('|');
+      out.push(...(bar < 0 ? group : group.slice(0, bar)).filter(Boolean));
+      group = null;
+    }
+  }
+  return out;
 }
 
 /** Whether a durable-agent command can really run here: no placeholders, keys, downloads or servers. */
@@ -193,6 +211,12 @@ test('every other command in the README names a script, file or flag that exists
       scripts: Record<string, string>;
     }
   ).scripts;
+  const apiDir = path.join(PROJECT_ROOT, 'cli', 'api');
+  const apiSource = fs
+    .readdirSync(apiDir)
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => fs.readFileSync(path.join(apiDir, f), 'utf8'))
+    .join('\n');
   const failures: string[] = [];
   const fileExists = (c: Command, f: string | undefined) => {
     if (!f || !fs.existsSync(path.join(PROJECT_ROOT, f))) failures.push(`${c.line}: no file ${f}`);
@@ -217,6 +241,11 @@ test('every other command in the README names a script, file or flag that exists
     } else if (cmd === 'eval') {
       // eval "$(bash scripts/x.sh args)": the inner script must exist.
       fileExists(c, /\$\(bash (\S+)/.exec(rest[0] ?? '')?.[1]);
+    } else if (cmd === 'curl') {
+      // An HTTP example: its path must be one the API serves (the API tests call each route).
+      const url = rest.find((w) => /^https?:\/\//.test(w)) ?? '';
+      const route = /^https?:\/\/[^/]+(\/api\/[a-z-]+)/.exec(url)?.[1];
+      if (!route || !apiSource.includes(`'${route}`)) failures.push(`${c.line}: no API route for ${url}`);
     } else if (cmd === 'temporal') {
       const r = spawnSync(temporalBinary('temporal'), [...rest, '--help'], { encoding: 'utf8' });
       if (r.status !== 0) failures.push(`${c.line}: ${r.stderr.trim()}`);
