@@ -9,4 +9,5 @@ module.exports = {
   forceExit: true,
   reporters: ['default', '<rootDir>/tests/support/summary-reporter.js'],
   globalSetup: '<rootDir>/tests/support/global-setup.ts',
+  globalTeardown: '<rootDir>/tests/support/global-teardown.ts',
 };

@@ -2,18 +2,13 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { WorkflowNotFoundError } from '@temporalio/client';
-import type { Client, WorkflowHandle } from '@temporalio/client';
-import type { AgentInput } from '../shared/agent';
-import {
-  AgentInputSchema,
-  agentInputBudgetProblem,
-  approveToolCallUpdate,
-  stateQuery,
-  userMessageSignal,
-} from '../shared/agent';
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import type { AgentInput, AgentStateView } from '../shared/agent';
+import { AgentInputSchema, agentInputBudgetProblem, stateQuery, userMessageSignal } from '../shared/agent';
 import { BUDGETS, overBudgetMessage, utf8Bytes } from '../shared/budgets';
 import { notificationsQuery } from '../shared/notifications/messages';
+import { RUN_ID_CHARSET, printable, runIdProblem } from '../shared/identifiers';
 import { formatZodIssues } from '../shared/tools/define';
 import { TOOL_NAMES } from '../shared/tools/registry';
 import { loadWorkerConfig } from '../workers/config';
@@ -24,10 +19,12 @@ import { registerDebugCommands } from './debug/commands';
 import { registerKbCommands } from './kb';
 import { parseModelSpec } from './model-spec';
 import { registerNotificationCommands } from './notifications';
+import { registerApprovalCommands } from './approvals';
 import { resolveRunAnswer } from './answer';
 import { formatAnswer } from '../shared/render-citations';
 import { startAgentRun } from './start-run';
-import { watchRun } from './watch';
+import { EXIT, watchRun } from './watch';
+import { noWorkerMessage, workflowPollers } from './pollers';
 import type * as WorkerRun from '../workers/run';
 
 const program = new Command();
@@ -104,9 +101,11 @@ interface RunOpts {
   notifyUser?: string;
   input?: string;
   id?: string;
+  reuse?: boolean;
   json?: boolean;
   wait: boolean;
   taskQueue?: string;
+  cancelOnExit?: boolean;
 }
 
 /** Builds and validates the workflow input locally, so mistakes are reported before anything starts. */
@@ -151,30 +150,63 @@ program
   .option('--system <prompt>', 'system prompt')
   .option('--notify-user <user>', 'also deliver notifications to inbox:<user>')
   .option('--input <file.json>', 'full workflow input as JSON (flags override it)')
-  .option('--id <workflowId>', 'workflow id (default agent-<uuid>)')
+  .option('--id <workflowId>', `workflow id (default agent-<uuid>); ${RUN_ID_CHARSET}`)
+  .option(
+    '--reuse',
+    'allow an --id used before: a closed run is followed by a new one, a running one is followed',
+  )
   .option('--task-queue <name>', 'task queue (default DURABLE_AGENT_TASK_QUEUE or durable-agent)')
   .option('--json', 'print one JSON object with the outcome instead of progress')
   .option('--no-wait', 'start the run and print its id without waiting')
+  .option('--cancel-on-exit', 'Ctrl-C cancels the run (default: the run goes on without this command)')
   .action(async (task: string | undefined, o: RunOpts) => {
     if (task === undefined && !o.input)
       throw new Error('Give a task: durable-agent run "<task>" (or --input file.json)');
+    const idProblem = o.id === undefined ? null : runIdProblem(o.id);
+    if (idProblem) throw new Error(`Invalid --id: ${idProblem}`);
     const input = buildInput(task, o);
     const config = loadWorkerConfig();
     // With tracing on, this command is one trace: its span, the run's start, then the worker's spans.
     const tracing = startTracing(config, 'run');
     const client = await connectClient(target(), tracing?.clientInterceptors);
+    const t = target();
+    const noWorker = (taskQueue: string) =>
+      noWorkerMessage(taskQueue, t.connectionOptions.address, t.namespace);
+    let watchingWorkers: { stop(): void } | undefined;
     try {
       const workflowId = o.id ?? `agent-${randomUUID()}`;
-      const handle = await startAgentRun(client, input, {
-        taskQueue: o.taskQueue ?? config.taskQueue,
-        workflowId,
-      });
+      const taskQueue = o.taskQueue ?? config.taskQueue;
+      const handle = await startAgentRun(client, input, { taskQueue, workflowId, reuse: o.reuse ?? false });
       if (!o.wait) {
         console.log(o.json ? JSON.stringify({ workflowId, runId: handle.firstExecutionRunId }) : workflowId);
+        if ((await workflowPollers(client, taskQueue)) === 0)
+          console.error(`note: ${noWorker(taskQueue)}; the run waits until one does`);
         return;
       }
       if (!o.json) console.log(`Started ${workflowId}`);
-      const outcome = await watchRun(client, handle, o.json ? () => undefined : (l) => console.log(l));
+      watchingWorkers = watchForWorker(client, taskQueue, (l) => console.error(l), noWorker(taskQueue));
+      process.once('SIGINT', () => {
+        if (o.cancelOnExit) {
+          console.error(`\nCancelling ${workflowId}…`);
+          // The watch goes on and ends with the cancellation (exit 130).
+          handle.cancel().catch((err: unknown) => {
+            console.error(`error: the cancellation failed: ${(err as Error).message}`);
+            process.exit(EXIT.failed);
+          });
+          return;
+        }
+        console.error(
+          `\nStopped watching; the run goes on; cancel it with: durable-agent cancel ${workflowId}` +
+            `\n(follow it with: durable-agent status ${workflowId})`,
+        );
+        process.exit(EXIT.detached);
+      });
+      const outcome = await watchRun(
+        client,
+        handle,
+        o.json ? () => undefined : (l) => console.log(printable(l, true)),
+      );
+      watchingWorkers.stop();
       const answer = outcome.result?.answer;
       const resolved = answer ? await resolveRunAnswer(client, workflowId, answer) : undefined;
       if (o.json) {
@@ -190,21 +222,59 @@ program
       } else if (outcome.result) {
         const r = outcome.result;
         if (resolved && !resolved.ok) console.error(`note: ${resolved.error}`);
+        if (r.stopReason !== 'final_answer')
+          console.log(`\nStopped by the ${r.stopReason} budget${r.budget ? `: ${r.budget}` : ''}.`);
         console.log(
-          `\n${resolved ? formatAnswer(resolved.rendered) : `(no answer: stopped by ${r.stopReason})`}\n\n` +
+          `\n${resolved ? printable(formatAnswer(resolved.rendered), true) : `(no answer: stopped by ${r.stopReason})`}\n\n` +
             `${r.steps} steps, ${r.usage.toolCalls} tool calls, ${r.usage.inputTokens}+${r.usage.outputTokens} tokens`,
         );
       } else {
-        console.error(`Run ${outcome.outcome}: ${outcome.error ?? ''}`);
+        console.error(`Run ${outcome.outcome}: ${printable(outcome.error ?? '', true)}`);
       }
       process.exitCode = outcome.exitCode;
     } finally {
+      watchingWorkers?.stop();
       await client.connection.close();
       await tracing?.shutdown();
     }
   });
 
-// ---------------------------------------------------------------- status / cancel / message / approve
+/**
+ * Tells the user (once) when no worker polls the run's task queue, and again when one starts: the
+ * run waits for a worker instead of hanging silently.
+ */
+function watchForWorker(
+  client: Client,
+  taskQueue: string,
+  print: (line: string) => void,
+  message: string,
+): { stop(): void } {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let warned = false;
+  const check = async () => {
+    const pollers = await workflowPollers(client, taskQueue);
+    if (stopped) return;
+    if (pollers === 0 && !warned) {
+      warned = true;
+      print(`waiting: ${message}; the run starts when one does (Ctrl-C leaves it waiting)`);
+    } else if (pollers !== undefined && pollers > 0 && warned) {
+      print(`A worker polls task queue "${taskQueue}" now; the run goes on.`);
+      return;
+    } else if (pollers === undefined || pollers > 0) return;
+    timer = setTimeout(() => void check(), 2000);
+    timer.unref();
+  };
+  void check();
+  return {
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}
+
+// ---------------------------------------------------------------- status / cancel / message
 async function withHandle<T>(id: string, fn: (h: WorkflowHandle, client: Client) => Promise<T>) {
   const client = await connectClient(target());
   try {
@@ -224,7 +294,9 @@ program
   .option('--json', 'JSON output')
   .action(async (id: string, o: { json?: boolean }) => {
     await withHandle(id, async (h, client) => {
-      const [desc, state] = await Promise.all([h.describe(), h.query(stateQuery)]);
+      const desc = await h.describe();
+      const state = await queryStateOrExplain(h, client, desc, o.json === true);
+      if (!state) return;
       const resolved = state.answer === null ? undefined : await resolveRunAnswer(client, id, state.answer);
       if (o.json) {
         const citations = resolved?.rendered.citations ?? [];
@@ -244,6 +316,47 @@ program
       if (resolved) console.log(`answer: ${formatAnswer(resolved.rendered)}`);
     });
   });
+
+/**
+ * The run's state, or null after printing why there is none: no worker polls its task queue, or
+ * the run closed before it could answer (e.g. its input failed validation).
+ */
+async function queryStateOrExplain(
+  h: WorkflowHandle,
+  client: Client,
+  desc: WorkflowExecutionDescription,
+  json: boolean,
+): Promise<AgentStateView | null> {
+  const t = target();
+  const running = desc.status.name === 'RUNNING';
+  const pollers = running ? await workflowPollers(client, desc.taskQueue) : undefined;
+  let problem: string;
+  if (pollers === 0) {
+    problem = `${noWorkerMessage(desc.taskQueue, t.connectionOptions.address, t.namespace)}; the run waits until one does`;
+  } else {
+    try {
+      return await h.query(stateQuery);
+    } catch (err) {
+      if (running) throw err;
+      problem = `it ended before it could answer (${await closedReason(h, desc)})`;
+    }
+  }
+  if (json) console.log(JSON.stringify({ workflowStatus: desc.status.name, problem }, null, 2));
+  else console.log(`${h.workflowId}: workflow ${desc.status.name}; ${problem}`);
+  process.exitCode = 1;
+  return null;
+}
+
+/** Why a closed run ended, from its result. */
+async function closedReason(h: WorkflowHandle, desc: WorkflowExecutionDescription): Promise<string> {
+  try {
+    await h.result();
+    return desc.status.name.toLowerCase();
+  } catch (err) {
+    const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
+    return `${desc.status.name.toLowerCase()}: ${cause?.message ?? (err as Error).message}`;
+  }
+}
 
 program
   .command('cancel')
@@ -269,22 +382,6 @@ program
     await withHandle(id, async (h) => {
       await h.signal(userMessageSignal, { text });
       console.log(`Message sent to ${id}`);
-    });
-  });
-
-program
-  .command('approve')
-  .description('Approve (or --reject) a tool call that waits for approval')
-  .argument('<id>', 'workflow id')
-  .argument('<toolCallId>', 'tool call id (see `status`)')
-  .option('--reject', 'reject instead of approve')
-  .option('--reason <text>', 'why (shown to the model)')
-  .action(async (id: string, toolCallId: string, o: { reject?: boolean; reason?: string }) => {
-    await withHandle(id, async (h) => {
-      const r = await h.executeUpdate(approveToolCallUpdate, {
-        args: [{ toolCallId, approve: !o.reject, ...(o.reason ? { reason: o.reason } : {}) }],
-      });
-      console.log(`${r.toolCallId}: ${r.approved ? 'approved' : 'rejected'}`);
     });
   });
 
@@ -344,11 +441,13 @@ program
   });
 
 registerNotificationCommands(program, target);
+registerApprovalCommands(program, target);
 
 registerDebugCommands(program, target);
 registerKbCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+  // Messages can quote what the user typed (ids, targets): never let it drive the terminal.
+  console.error(`error: ${printable(err instanceof Error ? err.message : String(err), true)}`);
   process.exit(1);
 });

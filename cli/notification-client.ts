@@ -31,6 +31,7 @@ import type {
   NotificationPage,
   NotificationPageInput,
 } from '../shared/notifications/state';
+import { inboxUserProblem, runIdProblem } from '../shared/identifiers';
 
 /**
  * What went wrong with a target, a closed list the doors map to exit messages and HTTP statuses:
@@ -97,6 +98,9 @@ export function checkTarget(raw: unknown): { ok: true; target: string } | { ok: 
   if (target.startsWith('inbox:') && inboxUser(target) === null) {
     return { ok: false, error: 'target inbox: needs a user name, e.g. inbox:alice' };
   }
+  const user = inboxUser(target);
+  const problem = user === null ? runIdProblem(target) : inboxUserProblem(user);
+  if (problem) return { ok: false, error: `target: ${problem}` };
   return { ok: true, target };
 }
 

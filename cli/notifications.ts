@@ -23,6 +23,7 @@ import {
   sendNotification,
 } from './notification-client';
 import type * as ApiServer from './api/server';
+import { printable } from '../shared/identifiers';
 
 /** Widest message column of the table; longer messages are cut with an ellipsis. */
 const MESSAGE_WIDTH = 60;
@@ -41,7 +42,8 @@ async function withClient<T>(target: () => TemporalTarget, fn: (client: Client) 
 
 /** One line, at most `width` characters: newlines become spaces so a row stays a row. */
 function cell(text: string, width: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
+  // A title or message can come from a model or an API caller: show control characters, never obey them.
+  const flat = printable(text.replace(/\s+/g, ' ').trim());
   return flat.length > width ? `${flat.slice(0, width - 1)}…` : flat;
 }
 
@@ -56,7 +58,7 @@ function row(n: Notification): string[] {
     cell(n.title, TITLE_WIDTH),
     cell(n.message, MESSAGE_WIDTH),
     n.timestamp,
-    n.id,
+    printable(n.id),
   ];
 }
 
@@ -328,6 +330,7 @@ export function registerNotificationCommands(program: Command, target: () => Tem
         host: o.host,
         port: o.port,
         token: config.token,
+        corsOrigins: config.corsOrigins,
         rateLimit: config.rateLimit,
       }).catch(async (err: unknown) => {
         await client.connection.close();

@@ -1,5 +1,7 @@
 import type { Client, WorkflowHandleWithFirstExecutionRunId } from '@temporalio/client';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
+import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { AgentInput } from '../shared/agent';
 import { AGENT_WORKFLOW_TYPE } from '../shared/agent';
 import {
@@ -24,6 +26,28 @@ export function hasAgentSearchAttributes(client: Client): Promise<boolean> {
   return known;
 }
 
+/** A run id is taken by an earlier or running workflow and `reuse` was not asked for. */
+export class RunIdTakenError extends Error {
+  override readonly name = 'RunIdTakenError';
+}
+
+/**
+ * How a run id that is already taken is handled (Temporal's id reuse and conflict policies):
+ * without `reuse` any existing workflow under the id, running or closed, refuses the start; with
+ * it, a closed one is followed by a new run and a running one is attached to instead of duplicated.
+ */
+export function idPolicies(reuse: boolean) {
+  return reuse
+    ? {
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE,
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.USE_EXISTING,
+      }
+    : {
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
+      };
+}
+
 /**
  * Starts an agent run. Where the namespace has the agent search attributes they are set at start,
  * which tells the workflow to keep them current (status, step, model, last tool).
@@ -31,7 +55,7 @@ export function hasAgentSearchAttributes(client: Client): Promise<boolean> {
 export async function startAgentRun(
   client: Client,
   input: AgentInput,
-  opts: { workflowId: string; taskQueue: string; memo?: Record<string, unknown> },
+  opts: { workflowId: string; taskQueue: string; memo?: Record<string, unknown>; reuse?: boolean },
 ): Promise<WorkflowHandleWithFirstExecutionRunId> {
   const model =
     input.model.provider === 'scripted' ? 'scripted' : `${input.model.provider}:${input.model.model}`;
@@ -40,11 +64,27 @@ export async function startAgentRun(
     { key: AgentStepKey, value: 0 },
     { key: AgentModelKey, value: model },
   ];
-  return client.workflow.start(AGENT_WORKFLOW_TYPE, {
-    taskQueue: opts.taskQueue,
-    workflowId: opts.workflowId,
-    args: [input],
-    memo: { task: input.task.slice(0, 200), ...opts.memo },
-    ...((await hasAgentSearchAttributes(client)) ? { typedSearchAttributes: attributes } : {}),
-  });
+  try {
+    return await client.workflow.start(AGENT_WORKFLOW_TYPE, {
+      taskQueue: opts.taskQueue,
+      workflowId: opts.workflowId,
+      args: [input],
+      // notifyUser lets `approvals --user` find the runs that ask this user.
+      memo: {
+        task: input.task.slice(0, 200),
+        ...(input.notify?.user ? { notifyUser: input.notify.user } : {}),
+        ...opts.memo,
+      },
+      ...idPolicies(opts.reuse ?? false),
+      ...((await hasAgentSearchAttributes(client)) ? { typedSearchAttributes: attributes } : {}),
+    });
+  } catch (err) {
+    if (err instanceof WorkflowExecutionAlreadyStartedError) {
+      throw new RunIdTakenError(
+        `A run with id "${opts.workflowId}" already exists (running or closed): choose another --id, ` +
+          'or pass --reuse to start a new run under it once closed (a running one is then followed, not duplicated)',
+      );
+    }
+    throw err;
+  }
 }

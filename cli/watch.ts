@@ -12,8 +12,11 @@ export interface RunOutcome {
   exitCode: number;
 }
 
-/** Exit codes of `run`: 0 answered, 2 a budget stopped it, 1 failed, 130 cancelled. */
-export const EXIT = { completed: 0, failed: 1, stopped: 2, cancelled: 130 } as const;
+/**
+ * Exit codes of `run`: 0 answered, 2 a budget stopped it, 1 failed, 130 cancelled, 3 Ctrl-C stopped
+ * the command while the run goes on.
+ */
+export const EXIT = { completed: 0, failed: 1, stopped: 2, cancelled: 130, detached: 3 } as const;
 
 function short(value: unknown, limit = 160): string {
   const text = typeof value === 'string' ? value : JSON.stringify(value);
@@ -36,13 +39,15 @@ export function formatEvent(e: AgentEvent): string | null {
     case 'tool_rejected':
       return `${step} ✗ ${e.tool} not called: ${short(e.text)}`;
     case 'approval_requested':
-      return `${step} ⏸ ${e.tool} waits for approval (${e.toolCallId}): durable-agent approve <run> ${e.toolCallId}`;
+      return `${step} ⏸ ${e.tool} waits for approval (${e.toolCallId})${e.text ? `: ${short(e.text)}` : ''}; answer with durable-agent approve|reject <run> ${e.toolCallId}`;
     case 'approval_decided':
       return `${step} ${e.tool} ${short(e.text)}`;
     case 'user_message':
       return `${step} user: ${short(e.text)}`;
     case 'continued_as_new':
       return `${step} continued as new (${e.text})`;
+    case 'budget_warning':
+      return `${step} ⚠ ${e.text}`;
     case 'stopped':
       return `${step} stopped: ${e.text}`;
     case 'error':

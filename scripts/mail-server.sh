@@ -18,24 +18,38 @@
 #   status   exit 0 when everything runs, 3 otherwise
 #   purge    empty every mailbox and the Postfix queue while running (fast, between test runs)
 #   reset    stop and delete $MAILTEST_DIR
-#   env      print the `export MAILTEST_…` lines (also in $MAILTEST_DIR/env)
+#   env      print the `export MAILTEST_…` lines of these settings (also in $MAILTEST_DIR/env once
+#            started); needs no root and starts nothing
 #
-# Settings: MAILTEST_DIR (/var/tmp/mailtest), MAILTEST_USERS ("agent@example.test:agent-pass
-# user@example.test:user-pass"), MAILTEST_SMTP_PORT 2525, MAILTEST_SMTPS_PORT 1465,
-# MAILTEST_IMAP_PORT 1143, MAILTEST_IMAPS_PORT 1993, MAILTEST_MESSAGE_SIZE_LIMIT (bytes, 1048576:
-# small on purpose so the oversized-message test is cheap), MAILTEST_NO_INSTALL=1 (never apt-get).
+# Settings: MAILTEST_DIR (default /var/tmp/mailtest-<8 hex of this checkout's path>), MAILTEST_USERS
+# ("agent@example.test:agent-pass user@example.test:user-pass"), MAILTEST_SMTP_PORT,
+# MAILTEST_SMTPS_PORT, MAILTEST_IMAP_PORT, MAILTEST_IMAPS_PORT (default: four consecutive ports
+# B..B+3, B between 10000 and 31990 chosen from the same hash, so two checkouts on one machine
+# each get their own server; once $MAILTEST_DIR/env exists its ports are kept),
+# MAILTEST_MESSAGE_SIZE_LIMIT (bytes, 1048576: small on purpose so the oversized-message test is
+# cheap), MAILTEST_NO_INSTALL=1 (never apt-get). MAILTEST_DIR may be anywhere world-traversable.
 #
 # stdout carries only the export lines, so `eval "$(bash scripts/mail-server.sh start)"` works; logs
 # go to stderr and to $MAILTEST_DIR/log/.
 set -euo pipefail
 
-D=${MAILTEST_DIR:-/var/tmp/mailtest}
+# Per checkout: the folder and ports follow from a hash of this checkout's real path.
+CHECKOUT=$(cd "$(dirname "$0")/.." && pwd -P)
+CHECKOUT_HASH=$(printf '%s' "$CHECKOUT" | sha256sum | cut -c1-8)
+D=${MAILTEST_DIR:-/var/tmp/mailtest-$CHECKOUT_HASH}
+# A server already configured in $D keeps its ports (the variables still win).
+saved_port() { sed -n "s/^export $1=\([0-9][0-9]*\)\$/\1/p" "$D/env" 2>/dev/null | head -n1 || true; }
+BASE_PORT=$((10000 + (16#$CHECKOUT_HASH % 2200) * 10))
 USERS=${MAILTEST_USERS:-"agent@example.test:agent-pass user@example.test:user-pass"}
 MAILHOST=mail.example.test
-SMTP_PORT=${MAILTEST_SMTP_PORT:-2525}
-SMTPS_PORT=${MAILTEST_SMTPS_PORT:-1465}
-IMAP_PORT=${MAILTEST_IMAP_PORT:-1143}
-IMAPS_PORT=${MAILTEST_IMAPS_PORT:-1993}
+SMTP_PORT=${MAILTEST_SMTP_PORT:-$(saved_port MAILTEST_SMTP_PORT)}
+SMTPS_PORT=${MAILTEST_SMTPS_PORT:-$(saved_port MAILTEST_SMTPS_PORT)}
+IMAP_PORT=${MAILTEST_IMAP_PORT:-$(saved_port MAILTEST_IMAP_PORT)}
+IMAPS_PORT=${MAILTEST_IMAPS_PORT:-$(saved_port MAILTEST_IMAPS_PORT)}
+SMTP_PORT=${SMTP_PORT:-$BASE_PORT}
+SMTPS_PORT=${SMTPS_PORT:-$((BASE_PORT + 1))}
+IMAP_PORT=${IMAP_PORT:-$((BASE_PORT + 2))}
+IMAPS_PORT=${IMAPS_PORT:-$((BASE_PORT + 3))}
 SIZE_LIMIT=${MAILTEST_MESSAGE_SIZE_LIMIT:-1048576}
 VMAIL=mailtest
 PACKAGES=(postfix dovecot-core dovecot-imapd dovecot-lmtpd openssl)
@@ -329,6 +343,8 @@ compatibility_level = $compat
 queue_directory = $D/spool
 data_directory = $D/data
 maillog_file = $D/log/postfix.log
+# Postfix writes its log only under these prefixes (default /var, /dev/stdout): allow $D/log too.
+maillog_file_prefixes = /var, /dev/stdout, $D/log
 myhostname = $MAILHOST
 mydomain = ${domains%% *}
 myorigin = \$myhostname
@@ -396,7 +412,11 @@ scache    unix  -       -       n       -       1       scache
 postlog   unix-dgram n  -       n       -       1       postlogd
 EOF
 
-  put "$D/env" 644 <<EOF
+  env_lines | put "$D/env" 644
+}
+
+env_lines() {
+  cat <<EOF
 export MAILTEST_DIR=$D
 export MAILTEST_HOST=127.0.0.1
 export MAILTEST_SMTP_PORT=$SMTP_PORT
@@ -525,7 +545,7 @@ case "${1:-start}" in
   status) do_status ;;
   purge) do_purge ;;
   reset) do_reset ;;
-  env) cat "$D/env" ;;
+  env) env_lines ;;
   *)
     echo "usage: $0 start|stop|restart|status|purge|reset|env" >&2
     exit 2

@@ -7,6 +7,10 @@ import { BUDGETS, formatBytes, jsonBytes, overBudgetMessage, utf8Bytes } from '.
 import type { ContentRef } from './content';
 import { ModelChoiceSchema } from './model';
 import { TOOL_NAMES } from './tools/registry';
+import { inboxUserProblem } from './identifiers';
+import { ApprovalPolicySchema, approvalPolicyProblems } from './approvals';
+import { PriceTableSchema } from './run-budgets';
+import type { BudgetName } from './run-budgets';
 
 /** Largest task and system prompt; with the rest they stay under BUDGETS.agentInputBytes. */
 export const AGENT_TEXT_BUDGETS = Object.freeze({ task: 128 * 1024, system: 64 * 1024 });
@@ -33,10 +37,24 @@ export const PolicySchema = z
       .optional()
       .describe('Total input+output tokens before the run stops'),
     maxParallelTools: z.number().int().min(1).max(32).default(4),
+    maxInputTokens: z.number().int().positive().optional().describe('Input tokens before the run stops'),
+    maxOutputTokens: z.number().int().positive().optional().describe('Output tokens before the run stops'),
+    maxCostUsd: z
+      .number()
+      .positive()
+      .optional()
+      .describe('Model cost in US dollars before the run stops (prices: `prices`, else the worker’s table)'),
+    maxWallClock: DurationSchema.optional().describe('Time from the start of the run before it stops'),
+    prices: PriceTableSchema.optional().describe(
+      'Model prices for this run, over the worker’s table: "provider:model" → USD per million tokens',
+    ),
     requireApproval: z
       .array(z.string())
       .default([])
-      .describe('Tool names whose calls wait for an approve/reject update'),
+      .describe('Tool names whose calls always wait for an approve/reject update'),
+    approvals: ApprovalPolicySchema.optional().describe(
+      'Per-tool approval policies over the worker’s defaults (see README: Approvals and budgets)',
+    ),
     approvalTimeout: DurationSchema.default('1 hour'),
     maxContextMessages: z
       .number()
@@ -98,11 +116,25 @@ export const AgentInputSchema = z
       }),
     policy: PolicySchema.default(() => PolicySchema.parse({})),
     notify: z
-      .object({ user: z.string().min(1).max(200).describe('Also deliver notifications to inbox:<user>') })
+      .object({
+        user: z
+          .string()
+          .superRefine((user, ctx) => {
+            const problem = inboxUserProblem(user);
+            if (problem) ctx.addIssue({ code: 'custom', message: problem });
+          })
+          .describe('Also deliver notifications to inbox:<user>'),
+      })
       .strict()
       .optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((input, ctx) => {
+    const policy = input.policy;
+    for (const p of approvalPolicyProblems(policy.approvals, policy.requireApproval, input.tools)) {
+      ctx.addIssue({ code: 'custom', message: p.message, path: ['policy', ...p.path] });
+    }
+  });
 /** Input of the agent workflow as callers write it (defaults may be omitted). */
 export type AgentInput = z.input<typeof AgentInputSchema>;
 
@@ -124,7 +156,15 @@ export type AgentStatus =
   'running' | 'waiting_for_approval' | 'completed' | 'stopped' | 'failed' | 'cancelled';
 
 /** Why a run stopped. */
-export type StopReason = 'final_answer' | 'max_steps' | 'max_tokens' | 'cancelled';
+export type StopReason =
+  | 'final_answer'
+  | 'max_steps'
+  | 'max_tokens'
+  | 'max_input_tokens'
+  | 'max_output_tokens'
+  | 'max_cost'
+  | 'max_wall_clock'
+  | 'cancelled';
 
 /** A tool call that was requested and has not finished. */
 export interface PendingToolCall {
@@ -133,6 +173,21 @@ export interface PendingToolCall {
   args: unknown;
   step: number;
   state: 'queued' | 'awaiting_approval' | 'running';
+}
+
+/** A tool call waiting for a person's decision, as the `state` query lists it. */
+export interface PendingApproval {
+  toolCallId: string;
+  tool: string;
+  /** The validated arguments the call would run with. */
+  args: unknown;
+  /** The arguments in words. */
+  summary: string;
+  /** Why the policy asks. */
+  reason: string;
+  step: number;
+  /** When the call is refused if nobody decides (ISO 8601). */
+  deadline: string;
 }
 
 /** Something that happened in a run, for live progress in CLIs and UIs. */
@@ -150,6 +205,7 @@ export interface AgentEvent {
     | 'approval_decided'
     | 'user_message'
     | 'continued_as_new'
+    | 'budget_warning'
     | 'final_answer'
     | 'stopped'
     | 'error';
@@ -174,6 +230,14 @@ export interface AgentStateView {
   maxSteps: number;
   usage: RunUsage;
   pendingToolCalls: PendingToolCall[];
+  /** Calls waiting for approval, with arguments and deadline. */
+  approvals?: PendingApproval[];
+  /** Budgets set for the run and how much of each is used (cost in USD, wall-clock in ms). */
+  budgets?: Partial<Record<BudgetName, { used: number; max: number }>>;
+  /** Model cost so far in US dollars, when prices are known. */
+  costUsd?: number;
+  /** Where untrusted content entered the conversation, or null. */
+  untrusted?: string | null;
   lastError: string | null;
   /** How many times this run continued as new. */
   continuations: number;
@@ -218,10 +282,17 @@ export interface TranscriptPage {
   truncated: boolean;
 }
 
-/** Result of a run: the final answer (null when a budget stopped it), why it stopped, and usage. */
+/**
+ * Result of a run: the final answer (a budget stop: the model's summary of what was done, or null),
+ * why it stopped, and usage.
+ */
 export interface AgentResult {
   answer: string | null;
   stopReason: StopReason;
+  /** When a budget stopped the run: which one, in words, with its use. */
+  budget?: string;
+  /** Model cost in US dollars, when prices are known. */
+  costUsd?: number;
   steps: number;
   usage: RunUsage;
 }
@@ -246,7 +317,7 @@ export interface CarriedCall {
   /** Its result, when it finished before the run continued. */
   result?: Extract<ConversationMessage, { role: 'tool' }>;
   /** Its approval wait: when it ends (ms since the epoch), and the decision if one came. */
-  approval?: { deadline: number; decision?: ApprovalDecision };
+  approval?: { deadline: number; decision?: ApprovalDecision; reason?: string };
 }
 
 /**
@@ -279,6 +350,19 @@ export interface CarriedState {
   toolCallSeq: number;
   notifications?: NotificationState;
   citations?: CitationState;
+  /** Budget bookkeeping: start time, cost so far, budgets already warned about. */
+  budget?: CarriedBudget;
+  /** Where untrusted content entered the conversation. */
+  untrusted?: string | null;
+}
+
+/** Budget state carried across continue-as-new. */
+export interface CarriedBudget {
+  /** When the run started (ms since the epoch, workflow time). */
+  startedAt: number;
+  costUsd: number;
+  /** Budgets the user was already warned about. */
+  warned: string[];
 }
 
 /** Decision for a tool call waiting for approval. */
@@ -286,6 +370,8 @@ export interface ApprovalDecision {
   toolCallId: string;
   approve: boolean;
   reason?: string;
+  /** Approve with these arguments instead (checked against the tool's schema; recorded). */
+  args?: unknown;
 }
 
 /** Signal: a user message for the running agent, read before its next model turn. */
@@ -298,9 +384,9 @@ export const transcriptQuery = defineQuery<TranscriptPage, [TranscriptQueryArgs?
 export const eventsQuery = defineQuery<AgentEvent[], [{ since?: number }?]>('events');
 /** Query: every citation of the run (`[[a1]]` → its full search record), for rendering final answers. */
 export const citationsQuery = defineQuery<Citation[]>('citations');
-/** Update: approve or reject a tool call that is waiting for approval. */
+/** Update: approve (optionally with edited arguments) or reject a tool call waiting for approval. */
 export const approveToolCallUpdate = defineUpdate<
-  { toolCallId: string; approved: boolean },
+  { toolCallId: string; approved: boolean; editedArgs?: boolean },
   [ApprovalDecision]
 >('approveToolCall');
 

@@ -22,6 +22,8 @@ export const TEMPORAL_LIMITS = Object.freeze({
   historyEvents: 51_200,
   /** Default largest gRPC message a client receives (query results travel in one). */
   grpcMessageBytes: 4 * 1024 * 1024,
+  /** Longest workflow id (and other ids) the server accepts (`limit.maxIDLength`). */
+  idBytes: 1000,
 } as const);
 
 /**
@@ -85,6 +87,19 @@ export const BUDGETS = Object.freeze({
   userMessageBytes: 16 * 1024,
   /** User messages waiting for the next model turn, together; more are refused with an event. */
   pendingUserMessagesBytes: 64 * 1024,
+
+  // ---- databases (protect: the worker's memory, before any result reaches a payload)
+  /**
+   * Bytes one SQL statement's session may receive from the database server. Counted on the socket
+   * while rows arrive, so one huge value is cut off mid-row instead of being held whole.
+   */
+  sqlWireBytes: 8 * 1024 * 1024,
+
+  // ---- identifiers (protect: the server's id length limit, and terminals and logs that show ids)
+  /** A run's workflow id given with `run --id` or as a notification target. */
+  runIdBytes: 256,
+  /** The user of an inbox (`inbox:<user>`). */
+  inboxUserBytes: 128,
 
   // ---- queries (protect: the payload limit on a query answer)
   /** Any query answer the project defines; lists page or trim to fit and say so. */

@@ -2,6 +2,13 @@ import { z } from 'zod';
 import type { ContentRef } from './content';
 import type { ConversationMessage, ToolCall, Usage } from './conversation';
 
+/** Token counts a scripted turn reports instead of its estimate (for exact budget tests). */
+const ScriptedUsageSchema = z
+  .object({ inputTokens: z.number().int().nonnegative(), outputTokens: z.number().int().nonnegative() })
+  .strict()
+  .optional()
+  .describe('Usage this turn reports, instead of the estimate (4 characters a token)');
+
 /** One scripted model turn: either tool calls or a final answer (text may use `{{last_tool_results}}`). */
 export const ScriptedTurnSchema = z.union([
   z.object({
@@ -15,8 +22,9 @@ export const ScriptedTurnSchema = z.union([
       )
       .min(1),
     content: z.string().optional(),
+    usage: ScriptedUsageSchema,
   }),
-  z.object({ content: z.string() }),
+  z.object({ content: z.string(), usage: ScriptedUsageSchema }),
 ]);
 /** A scripted model turn. */
 export type ScriptedTurn = z.infer<typeof ScriptedTurnSchema>;
@@ -136,6 +144,8 @@ export interface CallModelOutput {
   content: string | null;
   toolCalls: ToolCall[];
   usage: Usage;
+  /** Cost of the call in US dollars, when the worker's price table has the model. */
+  costUsd?: number;
   /** Provider-reported reason the turn ended (e.g. `stop`, `tool_calls`, `end_turn`), for transcripts. */
   finishReason: string | null;
   /** The conversation including this call's input (not its answer): the next call's `conversation`. */

@@ -6,10 +6,14 @@ import {
   continueAsNew,
   isCancellation,
   log,
+  patched,
   setHandler,
+  sleep,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
+import { msToNumber } from '@temporalio/common/lib/time';
+import type { Duration } from '@temporalio/common';
 import {
   AgentInputSchema,
   citationsQuery,
@@ -24,6 +28,7 @@ import type {
   AgentResult,
   AgentStateView,
   AgentStatus,
+  CarriedBudget,
   CarriedState,
   CarriedTurn,
   ParsedAgentInput,
@@ -47,7 +52,12 @@ import {
   searchRecordsOf,
 } from '../shared/citations';
 import { previewOf } from '../shared/content';
+import type { ApprovalPolicy } from '../shared/approvals';
+import { mergeApprovalPolicies } from '../shared/approvals';
+import type { BudgetName, BudgetUse } from '../shared/run-budgets';
+import { budgetsToWarn, costOf, describeBudget, exhaustedBudget, priceFor } from '../shared/run-budgets';
 import type { ToolMessageContent } from '../shared/conversation';
+import type { CallModelOutput } from '../shared/model';
 import { addUsage } from '../shared/conversation';
 import { inboxWorkflowId } from '../shared/notifications/messages';
 import type { ValidNotificationInput } from '../shared/notifications/schema';
@@ -60,6 +70,13 @@ import { ConversationLog } from './agent/conversation';
 import { EventLog } from './agent/events';
 import { ToolRunner } from './agent/tools';
 import { NotificationBox } from './notifications';
+import { NotificationPriority } from '../shared/notifications/schema';
+
+/**
+ * Marks runs with approval policies (safe defaults, untrusted content, notifications that ask) and
+ * budgets that warn and end with a summary turn; runs recorded before them replay the old way.
+ */
+export const POLICIES_PATCH = 'approval-policies-and-budgets';
 
 function invalidInput(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: 'InvalidAgentInput', message, nonRetryable: true });
@@ -103,6 +120,12 @@ class AgentRun {
   private answer: string | null = null;
   private stopReason: StopReason | null = null;
   private readonly stepsAtStart: number;
+  /** Whether this run uses approval policies and budget warnings (see POLICIES_PATCH). */
+  private readonly policies: boolean;
+  private readonly approvalPolicy: ApprovalPolicy | null;
+  private untrusted: string | null;
+  private budget: CarriedBudget;
+  private wallClockOver = false;
 
   constructor(
     private readonly input: ParsedAgentInput,
@@ -122,6 +145,12 @@ class AgentRun {
     this.stepsAtStart = this.step;
     this.notifications = new NotificationBox(carried?.notifications);
     this.citations = carried?.citations ?? createCitationState();
+    this.policies = patched(POLICIES_PATCH);
+    this.approvalPolicy = this.policies
+      ? mergeApprovalPolicies(undefined, input.policy.approvals, input.policy.requireApproval)
+      : null;
+    this.untrusted = carried?.untrusted ?? null;
+    this.budget = carried?.budget ?? { startedAt: Date.now(), costUsd: 0, warned: [] };
     this.tools = new ToolRunner({
       input,
       emit: (e) => this.emit(e),
@@ -135,6 +164,12 @@ class AgentRun {
       raise: (n) => this.raise(n),
       cite: (def, args, result) => this.cite(def, args, result),
       historyOverBudget: () => historyOverBudget(),
+      approvalPolicy: this.approvalPolicy,
+      untrusted: () => this.untrusted,
+      markUntrusted: (source) => {
+        this.untrusted = source;
+      },
+      stopping: () => (this.wallClockOver ? describeBudget('max_wall_clock', this.wallClock()) : null),
     });
   }
 
@@ -151,11 +186,12 @@ class AgentRun {
   async execute(rawInput: AgentInput, carriedTurn: CarriedTurn | undefined): Promise<AgentResult> {
     this.publishSearchAttributes();
     try {
+      if (this.policies) this.startWallClock();
       if (carriedTurn && !(await this.finishTurn(carriedTurn)))
         return await this.continueAsNew(rawInput, carriedTurn);
       for (;;) {
         const stop = this.budgetStop();
-        if (stop) return this.finish(null, stop);
+        if (stop) return this.policies ? await this.stopForBudget(stop) : this.finish(null, stop);
 
         this.drainUserMessages();
         this.step += 1;
@@ -207,10 +243,126 @@ class AgentRun {
   }
 
   private budgetStop(): StopReason | null {
-    if (this.step >= this.input.policy.maxSteps) return 'max_steps';
-    const max = this.input.policy.maxTokens;
-    if (max !== undefined && this.usage.inputTokens + this.usage.outputTokens >= max) return 'max_tokens';
-    return null;
+    if (!this.policies) {
+      if (this.step >= this.input.policy.maxSteps) return 'max_steps';
+      const max = this.input.policy.maxTokens;
+      if (max !== undefined && this.usage.inputTokens + this.usage.outputTokens >= max) return 'max_tokens';
+      return null;
+    }
+    return exhaustedBudget(this.budgetUse());
+  }
+
+  /** Every budget the run has, with its use (cost in USD, wall-clock time in ms). */
+  private budgetUse(): BudgetUse {
+    const p = this.input.policy;
+    const u = this.usage;
+    const use: BudgetUse = { max_steps: { used: this.step, max: p.maxSteps } };
+    if (p.maxTokens !== undefined)
+      use.max_tokens = { used: u.inputTokens + u.outputTokens, max: p.maxTokens };
+    if (p.maxInputTokens !== undefined) use.max_input_tokens = { used: u.inputTokens, max: p.maxInputTokens };
+    if (p.maxOutputTokens !== undefined)
+      use.max_output_tokens = { used: u.outputTokens, max: p.maxOutputTokens };
+    if (p.maxCostUsd !== undefined) use.max_cost = { used: this.budget.costUsd, max: p.maxCostUsd };
+    if (p.maxWallClock !== undefined) {
+      use.max_wall_clock = this.wallClockOver
+        ? { ...this.wallClock(), used: this.wallClock().max }
+        : this.wallClock();
+    }
+    return use;
+  }
+
+  private wallClock(): { used: number; max: number } {
+    const max = msToNumber((this.input.policy.maxWallClock ?? 0) as Duration);
+    return { used: Math.max(0, Date.now() - this.budget.startedAt), max };
+  }
+
+  /**
+   * Durable timers for the wall-clock budget (from the run's first start, so a continued run waits
+   * only for what is left): a warning at 80 %, and at 100 % waits end and the loop stops.
+   */
+  private startWallClock(): void {
+    if (this.input.policy.maxWallClock === undefined) return;
+    const { used, max } = this.wallClock();
+    const warnIn = max * 0.8 - used;
+    if (!this.budget.warned.includes('max_wall_clock') && warnIn > 0) {
+      void sleep(warnIn).then(() => this.warnBudgets(['max_wall_clock']));
+    }
+    if (used >= max) {
+      this.wallClockOver = true;
+      return;
+    }
+    void sleep(max - used).then(() => {
+      this.wallClockOver = true;
+      this.warnBudgets();
+    });
+  }
+
+  /** Warns (once per budget) about every budget at or past 80 %, and about `due` ones (their timer fired). */
+  private warnBudgets(due: BudgetName[] = []): void {
+    const use = this.budgetUse();
+    const names = new Set([...budgetsToWarn(use, this.budget.warned), ...due.filter((n) => use[n])]);
+    for (const name of names) {
+      if (this.budget.warned.includes(name)) continue;
+      this.budget = { ...this.budget, warned: [...this.budget.warned, name] };
+      const b = this.budgetUse()[name];
+      if (!b) continue;
+      const text = `Budget warning: ${describeBudget(name, b)} used; the run stops at 100 %.`;
+      this.emit({ kind: 'budget_warning', text });
+      void this.raiseInOrder({
+        type: 'warning',
+        priority: NotificationPriority.HIGH,
+        title: `Budget at ${Math.floor((b.used / b.max) * 100)} %: ${name}`,
+        message: text,
+        detail: '',
+        display_time: 30,
+        group: 'budgets',
+      });
+    }
+  }
+
+  /**
+   * Ends the run for a budget: the model gets one last turn without tools to summarise what was
+   * done (its answer is the result), and an `error` notification says which budget ended it.
+   */
+  private async stopForBudget(reason: StopReason): Promise<AgentResult> {
+    const name = reason as BudgetName;
+    const b = this.budgetUse()[name];
+    const said = b ? describeBudget(name, b) : name;
+    this.drainUserMessages();
+    this.conversation.add({
+      role: 'user',
+      content: `The run's budget is used up (${said}). Do not call tools. Summarise for the user what was done, what was found, and what is left to do.`,
+    });
+    this.step += 1;
+    let summary: string | null = null;
+    try {
+      const { content } = await this.modelTurn(true);
+      summary = content;
+    } catch (err) {
+      if (isCancellation(err)) throw err;
+      // The run still stops; the result says why there is no summary.
+      this.lastError = `The summary turn failed: ${(err as Error).message}`;
+      this.emit({ kind: 'error', text: this.lastError, isError: true });
+    }
+    await this.raiseInOrder({
+      type: 'error',
+      priority: NotificationPriority.HIGH,
+      title: `Run stopped: ${name} budget reached`,
+      message: `The run stopped at step ${this.step}: ${said}.${summary ? ` Summary: ${summary.slice(0, 2000)}` : ''}`,
+      detail: '',
+      display_time: 30,
+      group: 'budgets',
+    });
+    await this.notificationsSent;
+    return { ...this.finish(summary, reason), budget: said };
+  }
+
+  /** Budget notifications go out one after another, in order, and before the run ends. */
+  private notificationsSent: Promise<void> = Promise.resolve();
+
+  private raiseInOrder(n: ValidNotificationInput): Promise<void> {
+    this.notificationsSent = this.notificationsSent.then(() => this.raise(n));
+    return this.notificationsSent;
   }
 
   /** A user message for the next turn, cut to its budget; refused (with an event) past the waiting budget. */
@@ -240,7 +392,7 @@ class AgentRun {
       this.conversation.add({ role: 'user', content: text });
   }
 
-  private async modelTurn(): Promise<{ content: string | null; turn: CarriedTurn }> {
+  private async modelTurn(summaryOnly = false): Promise<{ content: string | null; turn: CarriedTurn }> {
     this.emit({ kind: 'model_started' });
     const started = Date.now();
     let out;
@@ -248,7 +400,7 @@ class AgentRun {
       const policy = this.input.policy;
       out = await callModel({
         model: this.input.model,
-        tools: this.input.tools,
+        tools: summaryOnly ? [] : this.input.tools,
         step: this.step,
         ...this.conversation.modelInput(),
         window: {
@@ -269,7 +421,9 @@ class AgentRun {
     }
     this.conversation.sent(out);
     this.usage = { ...this.usage, ...addUsage(this.usage, out.usage), modelCalls: this.usage.modelCalls + 1 };
-    const toolCalls = out.toolCalls.map((call) => {
+    if (this.policies) this.addCost(out);
+    // A summary turn runs no tools, whatever the model asked for.
+    const toolCalls = (summaryOnly ? [] : out.toolCalls).map((call) => {
       this.toolCallSeq += 1;
       return { ...call, id: this.conversation.uniqueCallId(call.id, this.step, this.toolCallSeq) };
     });
@@ -279,7 +433,29 @@ class AgentRun {
       ...(toolCalls.length ? { toolCalls } : {}),
     });
     this.emit({ kind: 'model_finished', text: out.content ?? '', durationMs: Date.now() - started });
+    if (this.policies) this.warnBudgets();
     return { content: out.content, turn: { step: this.step, calls: toolCalls.map((call) => ({ call })) } };
+  }
+
+  /** Adds a model call's cost: the run's price for the model, else the one the worker's table gave. */
+  private addCost(out: CallModelOutput): void {
+    const m = this.input.model;
+    const price = priceFor(
+      { provider: m.provider, ...('model' in m && m.model ? { model: m.model } : {}) },
+      this.input.policy.prices,
+    );
+    const cost = price ? costOf(out.usage, price) : out.costUsd;
+    if (cost === undefined) {
+      if (this.input.policy.maxCostUsd !== undefined) {
+        throw ApplicationFailure.create({
+          type: 'InvalidAgentInput',
+          message: `policy.maxCostUsd is set but no price is known for ${m.provider}${'model' in m && m.model ? `:${m.model}` : ''}: add it to policy.prices or to the worker's prices`,
+          nonRetryable: true,
+        });
+      }
+      return;
+    }
+    this.budget = { ...this.budget, costUsd: this.budget.costUsd + cost };
   }
 
   /**
@@ -330,7 +506,13 @@ class AgentRun {
         : { kind: 'stopped', text: `budget reached: ${reason}` },
     );
     this.publishSearchAttributes();
-    return { answer, stopReason: reason, steps: this.step, usage: this.usage };
+    return {
+      answer,
+      stopReason: reason,
+      steps: this.step,
+      usage: this.usage,
+      ...(this.policies && this.budget.costUsd > 0 ? { costUsd: this.budget.costUsd } : {}),
+    };
   }
 
   private emit(e: Omit<AgentEvent, 'seq' | 'at' | 'step'>): void {
@@ -378,6 +560,7 @@ class AgentRun {
       toolCallSeq: this.toolCallSeq,
       notifications: this.notifications.snapshot(),
       citations: this.citations,
+      ...(this.policies ? { budget: this.budget, untrusted: this.untrusted } : {}),
     });
     const shrinks = [
       () => this.conversation.trimTranscript(BUDGETS.carriedTranscriptBytes / 8),
@@ -410,6 +593,14 @@ class AgentRun {
       maxSteps: this.input.policy.maxSteps,
       usage: this.usage,
       pendingToolCalls: this.tools.pendingCalls(),
+      ...(this.policies
+        ? {
+            approvals: this.tools.pendingApprovals(),
+            budgets: this.budgetUse(),
+            costUsd: this.budget.costUsd,
+            untrusted: this.untrusted,
+          }
+        : {}),
       lastError: this.lastError,
       continuations: this.continuations,
       answer: this.answer,

@@ -115,7 +115,7 @@ export function createScriptedProvider(
     return {
       content,
       toolCalls,
-      usage: {
+      usage: turn.usage ?? {
         inputTokens: estimateTokens(input),
         outputTokens: estimateTokens((content ?? '') + JSON.stringify(toolCalls)),
       },

@@ -23,6 +23,8 @@ import {
   sendMarkRead,
   sendNotification,
 } from '../notification-client';
+import { hardening } from './hardening';
+import { registerApprovalRoutes } from './approvals';
 import type { NotificationTargetErrorCode } from '../notification-client';
 import { createRateLimiter } from './rate-limit';
 import type { RateLimit } from './rate-limit';
@@ -51,6 +53,8 @@ export interface NotificationsAppOptions {
   taskQueue: string;
   /** When set, every `/api/*` request needs `Authorization: Bearer <token>`. */
   token?: string;
+  /** Origins whose web pages may call the API (CORS); default none. See `hardening.ts`. */
+  corsOrigins?: readonly string[];
   /** Milliseconds between the stream's `notificationsSince` polls; default 500. */
   pollIntervalMs?: number;
   /** Milliseconds between heartbeat comments on a quiet stream, so proxies keep it open; default 15000. */
@@ -212,6 +216,7 @@ function targetErrorResponse(c: Context, err: NotificationTargetError) {
  * - `POST /api/notifications/read` `{ target, ids | all }` → 202 `{ target, unread }`
  * - `GET /api/notifications/stream?target=…` → SSE: `snapshot`, then `changes` / `reset` events
  * - `GET /api/runs/:id/answer` → a run's answer with its citations resolved (see `runs.ts`)
+ * - `GET /api/approvals`, `POST /api/approvals/:run/:id` → what waits for approval, decisions (see `approvals.ts`)
  *
  * Errors (each with `code` where it is about the target): 400 with field-level issues, 401 without
  * a valid token (when one is configured), 404 for an unknown target, 413 for a body over 512 KiB,
@@ -253,6 +258,7 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
 
   // Open event streams, reported by /healthz: a number that keeps growing means streams are not ending.
   let openStreams = 0;
+  app.use('*', hardening({ tokenRequired: Boolean(opts.token), corsOrigins: opts.corsOrigins ?? [] }));
   app.get('/healthz', (c) => c.json({ status: 'ok', openStreams }));
 
   if (opts.token) app.use('/api/*', bearerAuth(opts.token));
@@ -381,6 +387,7 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
   });
 
   registerRunRoutes(app, client);
+  registerApprovalRoutes(app, client);
 
   return app;
 }

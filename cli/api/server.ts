@@ -9,6 +9,10 @@ import { serve } from '@hono/node-server';
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
 import { DEFAULT_RATE_LIMIT, createNotificationsApp } from './app';
+import { parseCorsOrigins } from './hardening';
+import { isLoopback } from './loopback';
+
+export { isLoopback } from './loopback';
 import type { NotificationsAppOptions } from './app';
 import type { RateLimit } from './rate-limit';
 
@@ -16,6 +20,8 @@ import type { RateLimit } from './rate-limit';
 export const API_ENV = {
   DURABLE_AGENT_API_TOKEN:
     'Bearer token every /api request must carry; required to bind a non-loopback address',
+  DURABLE_AGENT_API_CORS_ORIGINS:
+    'Comma-separated origins (https://app.example) whose web pages may call the API; default none',
   DURABLE_AGENT_API_RATE_BURST: 'Changes (create, mark read) one target may take at once; default 60',
   DURABLE_AGENT_API_RATE_PER_SECOND: 'Changes per second one target is refilled with; default 20',
 } as const;
@@ -26,6 +32,8 @@ const MIN_TOKEN_LENGTH = 16;
 /** The API's configuration. */
 export interface ApiConfig {
   token?: string;
+  /** Origins allowed by CORS; empty = cross-origin requests are refused. */
+  corsOrigins: string[];
   /** Per-target limit on changes. */
   rateLimit: RateLimit;
 }
@@ -71,21 +79,23 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
       `Invalid API configuration: ${parsed.error.issues.map((i) => `${String(i.path[0])} ${i.message}`).join('; ')}`,
     );
   }
+  let corsOrigins: string[];
+  try {
+    corsOrigins = parseCorsOrigins(env.DURABLE_AGENT_API_CORS_ORIGINS);
+  } catch (err) {
+    throw new ApiConfigError(
+      `Invalid API configuration: DURABLE_AGENT_API_CORS_ORIGINS ${(err as Error).message}`,
+    );
+  }
   const rateLimit = {
     burst: parsed.data.DURABLE_AGENT_API_RATE_BURST,
     perSecond: parsed.data.DURABLE_AGENT_API_RATE_PER_SECOND,
   };
-  return parsed.data.DURABLE_AGENT_API_TOKEN
-    ? { token: parsed.data.DURABLE_AGENT_API_TOKEN, rateLimit }
-    : { rateLimit };
-}
-
-/** True for addresses only this machine can reach: 127.0.0.0/8, ::1 (also IPv4-mapped), localhost. */
-export function isLoopback(host: string): boolean {
-  const h = host.replace(/^\[|\]$/g, '').toLowerCase();
-  if (h === 'localhost' || h === '::1') return true;
-  const v4 = h.startsWith('::ffff:') ? h.slice('::ffff:'.length) : h;
-  return net.isIPv4(v4) && v4.startsWith('127.');
+  return {
+    ...(parsed.data.DURABLE_AGENT_API_TOKEN ? { token: parsed.data.DURABLE_AGENT_API_TOKEN } : {}),
+    corsOrigins,
+    rateLimit,
+  };
 }
 
 /** Options of {@link startApiServer}. */

@@ -20,6 +20,8 @@ import { bundleFileOf, collectContent, readBundle, resolveTimeline } from './con
 import { closeContentStores, contentStoreFor } from '../../activities/content/config';
 import type * as TemporalWorker from '@temporalio/worker';
 import type * as Replay from './replay';
+import { runIdProblem } from '../../shared/identifiers';
+import { idPolicies } from '../start-run';
 
 /** Loads a history from `--file` or from the server by workflow id. */
 async function loadHistory(
@@ -235,9 +237,12 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
         const client = await connectClient(target(), tracing?.clientInterceptors);
         try {
           const workflowId = o.id ?? `fork-${randomUUID()}`;
+          const idProblem = runIdProblem(workflowId);
+          if (idProblem) throw new Error(`Invalid --id: ${idProblem}`);
           const handle = await client.workflow.start(AGENT_WORKFLOW_TYPE, {
             taskQueue: config.taskQueue,
             workflowId,
+            ...idPolicies(false),
             args: [plan.input, plan.carried],
             memo: { forkedFrom: { ...plan.origin, workflowId: id } },
           });

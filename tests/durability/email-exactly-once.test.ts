@@ -67,6 +67,7 @@ function sendInput(subject: string): AgentInput {
       ],
     },
     tools: ['send_email'],
+    policy: { approvals: { tools: { send_email: 'never' } } },
   };
 }
 
@@ -166,6 +167,7 @@ test('the exported history (temporal workflow show --output json) contains no pa
           ],
         },
         tools: ['fetch_email', 'send_email'],
+        policy: { approvals: { tools: { send_email: 'never' } } },
       };
       await client.workflow.execute('agentWorkflow', { taskQueue, workflowId, args: [input] });
     });

@@ -42,7 +42,13 @@ function configFile(name: string, connection: Record<string, unknown>): string {
 }
 
 function run(turns: ScriptedTurn[]): AgentInput {
-  return { task: 'update stock', model: { provider: 'scripted', turns }, tools: ['sql_query'] };
+  return {
+    task: 'update stock',
+    model: { provider: 'scripted', turns },
+    tools: ['sql_query'],
+    // These runs test the tool: the user lets writes run without asking.
+    policy: { approvals: { tools: { sql_query: 'never' } } },
+  };
 }
 
 type Engine = 'postgres' | 'mysql' | 'pglite';

@@ -87,7 +87,8 @@ test('run --json prints one machine-readable outcome; a budget stop exits 2', as
   expect(out.code).toBe(2);
   expect(JSON.parse(out.stdout)).toMatchObject({
     outcome: 'stopped',
-    result: { stopReason: 'max_steps', answer: null },
+    // The model's summary turn (without tools) answers.
+    result: { stopReason: 'max_steps', answer: expect.any(String), budget: '1 of 1 steps (100 %)' },
   });
 }, 60_000);
 
@@ -108,7 +109,9 @@ test('bad input is refused before anything starts, naming what to fix', async ()
   );
 
   const model = await runCli(['run', '--model', 'gpt4', 'x'], env);
-  expect(model.stderr).toMatch(/--model "gpt4": use scripted:<script>, openai:<model> or anthropic:<model>/);
+  expect(model.stderr).toMatch(
+    /--model "gpt4": use scripted:<script>, openai:<model>, anthropic:<model>, local or local:<file>/,
+  );
 
   const steps = await runCli(['run', '--max-steps', '0', 'x'], env);
   expect(steps.stderr).toMatch(/--max-steps.*must be a whole number/);

@@ -55,6 +55,8 @@ function runInput(notifyUser: string) {
     task: `Plan the ${mark('task')} trip`,
     system: `You help with ${mark('system')}.`,
     tools: TOOLS,
+    // Every tool runs: this test is about what the traces carry, not about asking the user.
+    policy: { approvals: { tools: { send_email: 'never' as const } } },
     notify: { user: notifyUser },
     model: {
       provider: 'scripted',

@@ -125,6 +125,7 @@ export const SCENARIOS: Scenario[] = [
       agent(client, tq, id, {
         task: 'email',
         tools: ['send_email', 'fetch_email'],
+        policy: { approvals: { tools: { send_email: 'never' } } },
         model: {
           provider: 'scripted',
           turns: [

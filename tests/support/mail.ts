@@ -39,7 +39,10 @@ function envFile(): Record<string, string> {
   return out;
 }
 
-/** Settings: process env first, then the script's env file, then the script's defaults. */
+/**
+ * Settings: process env first (the global setup exports this checkout's), then the script's env
+ * file, then the script's former fixed defaults.
+ */
 export function mailEnv(): MailTestEnv {
   const file = envFile();
   const get = (k: string, d: string) => process.env[k] ?? file[k] ?? d;
@@ -68,20 +71,34 @@ export function imapAs(user: { address: string; password: string }): ImapFlow {
   return c;
 }
 
+/** Why a test user cannot log in over IMAP, or null when the mail system answers. */
+async function imapProblem(): Promise<string | null> {
+  const c = imapAs(USER);
+  try {
+    await c.connect();
+    await c.logout();
+    return null;
+  } catch (err) {
+    c.close();
+    return (err as Error).message;
+  }
+}
+
+/** Whether the test mail system answers (a real IMAP login). */
+export async function mailReachable(): Promise<boolean> {
+  return (await imapProblem()) === null;
+}
+
 /**
  * Fails (never skips) when the mail system is down, saying how to start it. Call in beforeAll.
  */
 export async function requireMailServer(): Promise<void> {
   const e = mailEnv();
-  const c = imapAs(USER);
-  try {
-    await c.connect();
-    await c.logout();
-  } catch (err) {
-    c.close();
+  const problem = await imapProblem();
+  if (problem !== null) {
     throw new Error(
-      `The test mail server is not reachable (IMAP ${e.host}:${e.imapPort}: ${(err as Error).message}). ` +
-        'Start it with: bash scripts/mail-server.sh start   (CI starts it before the tests)',
+      `The test mail server is not reachable (IMAP ${e.host}:${e.imapPort}: ${problem}). ` +
+        'Start it with: bash scripts/mail-server.sh start   (npm test starts it when run as root)',
     );
   }
 }

@@ -47,7 +47,8 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
   });
   child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 60_000;
+  // A worker bundles its workflow code at start: seconds on a quiet machine, far more on a busy one.
+  const deadline = Date.now() + 180_000;
   const running = () =>
     lines.some((l) => l.msg === 'Worker state changed' && l.state === 'RUNNING') ||
     / INFO {2}Worker state changed state=RUNNING$/m.test(stderr.join(''));

@@ -10,6 +10,7 @@ import { AGENT_SEARCH_ATTRIBUTES } from '../../shared/search-attributes';
 import type { WorkerConfig } from '../../workers/config';
 import { loadWorkerConfig } from '../../workers/config';
 import { WORKFLOWS_PATH } from '../../workers/worker';
+import { SHARED_BUNDLE_ENV } from './shared-bundle';
 
 let quiet = false;
 /** Keeps test output readable: only warnings and errors from the SDK. */
@@ -40,10 +41,27 @@ export function devServerEnv(): Promise<TestWorkflowEnvironment> {
   });
 }
 
+async function sharedBundle(): Promise<WorkflowBundleWithSourceMap> {
+  const file = process.env[SHARED_BUNDLE_ENV];
+  if (file && fs.existsSync(file))
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as WorkflowBundleWithSourceMap;
+  const built = await bundleWorkflowCode({
+    workflowsPath: WORKFLOWS_PATH,
+    logger: new DefaultLogger('WARN'),
+  });
+  if (file) {
+    // Written under another name first: a parallel test file reads either nothing or all of it.
+    const tmp = `${file}.${process.pid}.tmp`;
+    fs.writeFileSync(tmp, JSON.stringify({ code: built.code, sourceMap: built.sourceMap }));
+    fs.renameSync(tmp, file);
+  }
+  return built;
+}
+
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-/** The workflow bundle, built once per test file. */
+/** The workflow bundle, built by the first test file of a run that needs it and shared with the others. */
 export function workflowBundle(): Promise<WorkflowBundleWithSourceMap> {
-  bundle ??= bundleWorkflowCode({ workflowsPath: WORKFLOWS_PATH, logger: new DefaultLogger('WARN') });
+  bundle ??= sharedBundle();
   return bundle;
 }
 

@@ -216,7 +216,7 @@ test('parallel tool calls run concurrently, bounded by maxParallelTools', async 
   expect(defaults.maxConcurrent).toBe(4);
 });
 
-test('a max-steps budget stops the run with stopReason max_steps and no answer', async () => {
+test('a max-steps budget stops the run with stopReason max_steps after a tool-less summary turn', async () => {
   await withWorker(async (taskQueue) => {
     const loop = callTurn(['calculator', { expression: '1' }]);
     const result = (await env.client.workflow.execute('agentWorkflow', {
@@ -224,12 +224,14 @@ test('a max-steps budget stops the run with stopReason max_steps and no answer',
       workflowId: uid('budget'),
       args: [
         input({
-          model: { provider: 'scripted', turns: [loop, loop, loop, loop, answerTurn('x')] },
+          // The summary turn's tool calls are ignored: it has no tools.
+          model: { provider: 'scripted', turns: [loop, loop, { ...loop, content: 'two done' }, loop] },
           policy: { maxSteps: 2 },
         }),
       ],
     })) as AgentResult;
-    expect(result).toMatchObject({ answer: null, stopReason: 'max_steps', steps: 2 });
+    expect(result).toMatchObject({ answer: 'two done', stopReason: 'max_steps', steps: 3 });
+    expect(result.budget).toBe('2 of 2 steps (100 %)');
     expect(result.usage.toolCalls).toBe(2);
   });
 });

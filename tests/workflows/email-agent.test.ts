@@ -50,6 +50,8 @@ async function runAgent(
       task: 'handle the mailbox',
       model: { provider: 'scripted', turns },
       tools: ['fetch_email', 'send_email'],
+      // These runs test the tools: the user lets mail go out without asking.
+      policy: { approvals: { tools: { send_email: 'never' } } },
     };
     const handle = await env.client.workflow.start('agentWorkflow', {
       taskQueue,

@@ -1,4 +1,4 @@
-import { ActivityFailure, condition, isCancellation, setHandler } from '@temporalio/workflow';
+import { ActivityFailure, condition, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { Duration } from '@temporalio/common';
 import type { ToolActivity } from '../../activities/types';
@@ -9,8 +9,11 @@ import type {
   CarriedCall,
   CarriedTurn,
   ParsedAgentInput,
+  PendingApproval,
   PendingToolCall,
 } from '../../shared/agent';
+import type { ApprovalPolicy } from '../../shared/approvals';
+import { approvalReason, isUntrustedSource, summarizeArgs } from '../../shared/approvals';
 import type { ConversationMessage, ToolMessageContent } from '../../shared/conversation';
 import { NotificationPriority } from '../../shared/notifications/schema';
 import type { ValidNotificationInput } from '../../shared/notifications/schema';
@@ -38,11 +41,27 @@ export interface ToolHost {
   cite(def: ToolDefinition, args: unknown, result: ToolResult): ToolMessageContent | undefined;
   /** True when the run's history is past its budget and it should continue as new. */
   historyOverBudget(): boolean;
+  /**
+   * The approval policy (run over worker defaults) when the run uses policies; null for runs
+   * recorded before them, which ask only for the tools named in `requireApproval`.
+   */
+  readonly approvalPolicy: ApprovalPolicy | null;
+  /** Where untrusted content entered the conversation, or null. */
+  untrusted(): string | null;
+  /** Records that untrusted content entered the conversation. */
+  markUntrusted(source: string): void;
+  /** A budget ended the run while calls wait: waits end and the calls are refused with this text. */
+  stopping(): string | null;
 }
 
 interface ApprovalWait {
   decision: ApprovalDecision | null;
+  tool: ToolDefinition;
+  view: PendingApproval;
 }
+
+/** How an approval wait ended: refused (text for the model), or approved (maybe with edited arguments). */
+type ApprovalOutcome = { refused: string } | { approved: true; args?: unknown };
 
 /** Marks a call that stopped because the run is about to continue as new. */
 const INTERRUPTED = Symbol('interrupted');
@@ -89,6 +108,12 @@ export class ToolRunner {
       (decision) => {
         const wait = this.approvals.get(decision.toolCallId);
         if (!wait) throw new Error('unreachable: the validator checks the tool call id');
+        if (decision.args !== undefined) {
+          const checked = checkToolArgs(wait.tool, decision.args);
+          if (!checked.success) throw new Error('unreachable: the validator checks the arguments');
+          wait.decision = { ...decision, args: checked.data };
+          return { toolCallId: decision.toolCallId, approved: true, editedArgs: true };
+        }
         wait.decision = decision;
         return { toolCallId: decision.toolCallId, approved: decision.approve };
       },
@@ -112,6 +137,17 @@ export class ToolRunner {
             );
           }
           if (wait.decision) throw new Error(`Tool call ${decision.toolCallId} was already decided`);
+          if (decision.args !== undefined) {
+            if (!decision.approve) {
+              throw new Error('Edited arguments go with an approval; a rejection takes only a reason');
+            }
+            const checked = checkToolArgs(wait.tool, decision.args);
+            if (!checked.success) {
+              throw new Error(
+                `The edited arguments for ${wait.tool.name} are invalid: ${checked.error.replace(/ Fix them and call the tool again\.$/, '')}`,
+              );
+            }
+          }
         },
       },
     );
@@ -120,6 +156,11 @@ export class ToolRunner {
   /** Calls that were requested and have not finished, for the `state` query. */
   pendingCalls(): PendingToolCall[] {
     return [...this.pending.values()].map((p) => ({ ...p }));
+  }
+
+  /** Calls waiting for approval, for the `state` query. */
+  pendingApprovals(): PendingApproval[] {
+    return [...this.approvals.values()].filter((w) => !w.decision).map((w) => ({ ...w.view }));
   }
 
   /** Whether any call waits for approval. */
@@ -199,12 +240,18 @@ export class ToolRunner {
       // Notifications go out one at a time, in the order the model sent them, so every target
       // (the run, the inbox) lists them in the same order.
       if (def.category === 'notification') releaseTurn = await this.takeNotificationTurn();
-      if (this.host.input.policy.requireApproval.includes(call.name)) {
-        const refusal = await this.awaitApproval(c, pending);
-        if (refusal === INTERRUPTED) return;
-        if (refusal) {
-          c.result = reply(refusal, true);
+      const why = c.approval ? (c.approval.reason ?? '') : this.approvalNeeded(call.name, args.data);
+      let edited = false;
+      if (why !== null) {
+        const outcome = await this.awaitApproval(c, pending, def, why);
+        if (outcome === INTERRUPTED) return;
+        if ('refused' in outcome) {
+          c.result = reply(outcome.refused, true);
           return;
+        }
+        if (outcome.args !== undefined) {
+          pending.args = outcome.args;
+          edited = true;
         }
       }
       if (this.draining) return;
@@ -214,7 +261,8 @@ export class ToolRunner {
         return;
       }
       try {
-        c.result = reply(...(await this.execute(def, step, pending)));
+        const [content, isError] = await this.execute(def, step, pending);
+        c.result = reply(edited ? withEditNote(content, pending.args) : content, isError);
       } finally {
         this.releaseToolSlot();
       }
@@ -244,6 +292,12 @@ export class ToolRunner {
         ...(notifyUser ? { context: { notifyUser } } : {}),
       });
       this.host.countToolCall();
+      if (
+        this.host.approvalPolicy &&
+        isUntrustedSource(this.host.approvalPolicy, name) &&
+        !this.host.untrusted()
+      )
+        this.host.markUntrusted(`${name} result at step ${step}`);
       const content =
         this.host.cite(def, args, result) ??
         (result.contentRef
@@ -303,22 +357,44 @@ export class ToolRunner {
     else this.runningTools -= 1;
   }
 
+  /** Why a call must wait for approval, or null when it may run. */
+  private approvalNeeded(tool: string, args: unknown): string | null {
+    const policy = this.host.approvalPolicy;
+    if (!policy) {
+      return this.host.input.policy.requireApproval.includes(tool) ? 'the policy names this tool' : null;
+    }
+    return approvalReason(policy, tool, args, { untrusted: this.host.untrusted() });
+  }
+
   /**
    * Waits for an approve/reject update until the call's deadline (kept in the turn, so a continued
-   * run waits only for what is left). Returns a refusal for the model, null when approved, or
-   * INTERRUPTED when the run must continue as new first.
+   * run waits only for what is left), telling the user what is asked and, in place, how it ended.
+   * Returns the outcome, or INTERRUPTED when the run must continue as new first.
    */
   private async awaitApproval(
     c: CarriedCall,
     pending: PendingToolCall,
-  ): Promise<string | null | typeof INTERRUPTED> {
+    def: ToolDefinition,
+    reason: string,
+  ): Promise<ApprovalOutcome | typeof INTERRUPTED> {
     const policy = this.host.input.policy;
+    const asks = this.host.approvalPolicy !== null;
     const first = c.approval === undefined;
     const decidedEarlier = c.approval?.decision !== undefined;
     const approval = (c.approval ??= {
       deadline: Date.now() + msToNumber(policy.approvalTimeout as Duration),
+      ...(asks ? { reason } : {}),
     });
-    const wait: ApprovalWait = { decision: approval.decision ?? null };
+    const view: PendingApproval = {
+      toolCallId: pending.toolCallId,
+      tool: pending.name,
+      args: pending.args,
+      summary: summarizeArgs(pending.args),
+      reason,
+      step: pending.step,
+      deadline: new Date(approval.deadline).toISOString(),
+    };
+    const wait: ApprovalWait = { decision: approval.decision ?? null, tool: def, view };
     pending.state = 'awaiting_approval';
     this.approvals.set(pending.toolCallId, wait);
     this.host.approvalsChanged();
@@ -328,17 +404,25 @@ export class ToolRunner {
         toolCallId: pending.toolCallId,
         tool: pending.name,
         args: pending.args,
+        ...(asks ? { text: reason } : {}),
       });
+      if (asks) await this.host.raise(requestNotification(view));
     }
     try {
       const remaining = approval.deadline - Date.now();
       if (wait.decision === null && remaining > 0) {
-        await condition(() => wait.decision !== null || this.shouldDrain(), remaining);
+        await condition(
+          () => wait.decision !== null || this.shouldDrain() || (asks && this.host.stopping() !== null),
+          remaining,
+        );
       }
       if (wait.decision) approval.decision = wait.decision;
-      if (wait.decision === null && this.draining) return INTERRUPTED;
+      const stopped = asks && wait.decision === null ? this.host.stopping() : null;
+      if (wait.decision === null && this.draining && stopped === null) return INTERRUPTED;
       if (wait.decision === null) {
-        const msg = `Approval for ${pending.name} timed out after ${String(policy.approvalTimeout)}; the call was not made.`;
+        const msg = stopped
+          ? `The run stopped (${stopped}) while ${pending.name} waited for approval; the call was not made.`
+          : `Approval for ${pending.name} timed out after ${String(policy.approvalTimeout)}; the call was not made.`;
         this.host.setLastError(msg);
         this.host.emit({
           kind: 'approval_decided',
@@ -347,32 +431,93 @@ export class ToolRunner {
           text: msg,
           isError: true,
         });
-        await this.host.raise({
-          type: 'warning',
-          priority: NotificationPriority.HIGH,
-          title: 'Approval timed out',
-          message: msg,
-          detail: '',
-          display_time: 30,
-          group: 'approvals',
-        });
-        return `${msg} Ask the user before trying again.`;
+        await this.host.raise(
+          asks
+            ? {
+                ...requestNotification(view),
+                title: `${stopped ? 'Not asked any more' : 'Approval timed out'}: ${pending.name}`,
+                message: `${msg} Asked: ${view.summary}`,
+              }
+            : {
+                type: 'warning',
+                priority: NotificationPriority.HIGH,
+                title: 'Approval timed out',
+                message: msg,
+                detail: '',
+                display_time: 30,
+                group: 'approvals',
+              },
+        );
+        return { refused: `${msg} Ask the user before trying again.` };
       }
       const d = wait.decision;
-      if (!decidedEarlier)
+      const edited = d.approve && d.args !== undefined;
+      const said = d.approve
+        ? edited
+          ? `approved with edited arguments: ${summarizeArgs(d.args)}`
+          : 'approved'
+        : `rejected${d.reason ? `: ${d.reason}` : ''}`;
+      if (!decidedEarlier) {
         this.host.emit({
           kind: 'approval_decided',
           toolCallId: pending.toolCallId,
           tool: pending.name,
-          text: d.approve ? 'approved' : `rejected${d.reason ? `: ${d.reason}` : ''}`,
+          text: said,
+          ...(edited ? { args: d.args } : {}),
         });
+        if (asks) {
+          await this.host.raise({
+            ...requestNotification(view),
+            type: d.approve ? 'info' : 'warning',
+            priority: NotificationPriority.NORMAL,
+            title: `${d.approve ? 'Approved' : 'Rejected'}: ${pending.name}`,
+            message: `${pending.name} ${said}. Asked: ${view.summary}`,
+          });
+        }
+      }
       return d.approve
-        ? null
-        : `The user rejected this call${d.reason ? `: ${d.reason}` : ''}. Do not retry it as is.`;
+        ? { approved: true, ...(edited ? { args: d.args } : {}) }
+        : {
+            refused: `The user rejected this call${d.reason ? `: ${d.reason}` : ''}. Do not retry it as is.`,
+          };
     } finally {
       this.approvals.delete(pending.toolCallId);
       pending.state = 'queued';
       this.host.approvalsChanged();
     }
   }
+}
+
+/** The id of a call's approval notification: one item, updated in place as the request ends. */
+function approvalNotificationId(toolCallId: string): string {
+  return `approval:${workflowInfo().workflowId}:${toolCallId}`.slice(0, 200);
+}
+
+/** The HIGH warning that asks the user: what, why, until when, and how to answer. */
+function requestNotification(view: PendingApproval): ValidNotificationInput {
+  const run = escapeHtml(workflowInfo().workflowId);
+  const id = escapeHtml(view.toolCallId);
+  return {
+    id: approvalNotificationId(view.toolCallId),
+    type: 'warning',
+    priority: NotificationPriority.HIGH,
+    title: `Approval needed: ${view.tool}`,
+    message: `${view.tool} waits for your decision until ${view.deadline} (${view.reason}). Asked: ${view.summary}`,
+    detail:
+      `<p>Approve: <code>durable-agent approve ${run} ${id} [--args edited.json]</code></p>` +
+      `<p>Reject: <code>durable-agent reject ${run} ${id} --reason "…"</code></p>` +
+      `<p>HTTP: <code>POST /api/approvals/${run}/${id}</code> with {"approve": true} or {"approve": false, "reason": "…"}</p>`,
+    display_time: 30,
+    group: 'approvals',
+  };
+}
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
+}
+
+/** Tells the model the user changed the arguments before approving, so it does not assume its own ran. */
+function withEditNote(content: ToolMessageContent, args: unknown): ToolMessageContent {
+  const note = `(The user approved this call with edited arguments: ${JSON.stringify(args)})\n`;
+  return typeof content === 'string' ? note + content : { ...content, preview: note + content.preview };
 }

@@ -1,0 +1,217 @@
+/**
+ * What the chaos script checks after the storm, each against the real system that holds it: rows in
+ * PostgreSQL, mail in Dovecot (by Message-ID), notifications through the `notifications` query, and
+ * every workflow history on the server.
+ */
+import type { Client } from '@temporalio/client';
+import type pg from 'pg';
+import { deterministicMessageId } from '../../activities/email/send';
+import type { History } from '../../cli/debug/history';
+import { WRITE_RECORD_TABLE } from '../../activities/sql/write-record';
+import { notificationsQuery } from '../../shared/notifications/messages';
+import { AGENT, USER, imapAs } from '../../tests/support/mail';
+import { historyBytes, workflowTaskFailures } from '../../tests/support/history';
+import { MAIL_CALL, WRITE_CALLS } from './jobs';
+
+/** Copies of side effects that must happen exactly once. */
+export interface EffectCount {
+  /** Effects that must exist exactly once (of finished jobs). */
+  expected: number;
+  exactlyOnce: number;
+  duplicates: number;
+  missing: number;
+}
+
+/** A job as the checks see it. */
+export interface CheckedJob {
+  workflowId: string;
+  /** The run completed with an answer, so every tool call of it ran. */
+  finished: boolean;
+  /** What the answer says `send_email` returned. */
+  mail?: 'sent' | 'unknown' | 'failed';
+}
+
+/** Rows of the jobs' `effects` table per write call, and the tool's write records. */
+export async function checkSqlRows(
+  db: pg.Client,
+  schema: string,
+  jobs: CheckedJob[],
+): Promise<EffectCount & { writeRecords: number; rows: number }> {
+  const rows = await db.query<{ run_id: string; call_id: string; n: string }>(
+    `SELECT run_id, call_id, count(*) AS n FROM ${schema}.effects GROUP BY 1, 2`,
+  );
+  const copies = new Map(rows.rows.map((r) => [`${r.run_id}\n${r.call_id}`, Number(r.n)]));
+  const out = { expected: 0, exactlyOnce: 0, duplicates: 0, missing: 0, writeRecords: 0, rows: 0 };
+  for (const job of jobs) {
+    for (const call of WRITE_CALLS) {
+      const n = copies.get(`${job.workflowId}\n${call}`) ?? 0;
+      if (n > 1) out.duplicates += n - 1;
+      if (!job.finished) continue;
+      out.expected += 1;
+      if (n === 1) out.exactlyOnce += 1;
+      if (n === 0) out.missing += 1;
+    }
+  }
+  out.rows = [...copies.values()].reduce((a, b) => a + b, 0);
+  const records = await db
+    .query<{ n: string }>(`SELECT count(*) AS n FROM ${schema}.${WRITE_RECORD_TABLE}`)
+    .catch(() => ({ rows: [{ n: '0' }] }));
+  out.writeRecords = Number(records.rows[0]?.n ?? 0);
+  return out;
+}
+
+/** Copies of each Message-ID in the recipient's INBOX among mails whose subject holds `needle`. */
+async function messageIdCounts(needle: string): Promise<Map<string, number>> {
+  const c = imapAs(USER);
+  await c.connect();
+  try {
+    const lock = await c.getMailboxLock('INBOX', { readOnly: true });
+    try {
+      const out = new Map<string, number>();
+      const uids = await c.search({ subject: needle }, { uid: true });
+      if (uids && uids.length) {
+        for await (const m of c.fetch(uids, { uid: true, envelope: true }, { uid: true })) {
+          const id = m.envelope?.messageId ?? '';
+          out.set(id, (out.get(id) ?? 0) + 1);
+        }
+      }
+      return out;
+    } finally {
+      lock.release();
+    }
+  } finally {
+    await c.logout();
+  }
+}
+
+/**
+ * Mail of the jobs, by the Message-ID `send_email` derives from the run and tool call. A send the
+ * tool reported as "delivery unknown" (a worker died between handing it to SMTP and recording the
+ * answer; the tool then refuses to risk a second copy) may be there once or not at all: counted apart.
+ */
+export async function checkMail(
+  subjectNeedle: string,
+  jobs: CheckedJob[],
+): Promise<EffectCount & { deliveryUnknown: number; deliveryUnknownArrived: number }> {
+  // Delivery into Dovecot lags SMTP acceptance by tens of milliseconds.
+  await new Promise((r) => setTimeout(r, 2000));
+  const counts = await messageIdCounts(subjectNeedle);
+  const out = {
+    expected: 0,
+    exactlyOnce: 0,
+    duplicates: 0,
+    missing: 0,
+    deliveryUnknown: 0,
+    deliveryUnknownArrived: 0,
+  };
+  for (const job of jobs) {
+    const n = counts.get(deterministicMessageId(job.workflowId, MAIL_CALL, AGENT.address)) ?? 0;
+    if (n > 1) out.duplicates += n - 1;
+    if (!job.finished) continue;
+    if (job.mail === 'unknown') {
+      out.deliveryUnknown += 1;
+      if (n === 1) out.deliveryUnknownArrived += 1;
+      continue;
+    }
+    out.expected += 1;
+    if (n === 1) out.exactlyOnce += 1;
+    if (n === 0) out.missing += 1;
+  }
+  return out;
+}
+
+/** How the notifications sent to one target were kept. */
+export interface NotificationAccount {
+  target: string;
+  /** Notifications the target accepted (flood signals the server took, notify_user calls that completed). */
+  accepted: number;
+  /** … of them still in the list. */
+  kept: number;
+  /** The target's count of notifications evicted by its capacity rule (oldest first). */
+  evicted: number;
+  /** Accepted, not kept, and not covered by the eviction count, or missing while newer ones stayed. */
+  lost: number;
+  /** Created more often than accepted. */
+  duplicates: number;
+  /** Items in the list nobody here sent (e.g. raised by the workflow itself). */
+  others: number;
+  /** Why the list could not be read in full, if so. */
+  problem?: string;
+}
+
+/**
+ * Accounts for every notification `accepted` by `target`. Eviction removes the oldest first, so of
+ * `ordered` (ids one producer sent one after another) the kept ones must be the newest: an older one
+ * kept while a newer one is gone means the newer one was lost, whatever the eviction count says.
+ */
+export async function accountNotifications(
+  client: Client,
+  target: string,
+  accepted: string[],
+  ordered: string[] = [],
+): Promise<NotificationAccount> {
+  const out: NotificationAccount = {
+    target,
+    accepted: accepted.length,
+    kept: 0,
+    evicted: 0,
+    lost: 0,
+    duplicates: 0,
+    others: 0,
+  };
+  let list: { notifications: readonly { id: string }[]; count: number; evicted: number };
+  try {
+    list = await client.workflow.getHandle(target).query(notificationsQuery);
+  } catch (err) {
+    return {
+      ...out,
+      lost: accepted.length,
+      problem: `query failed: ${(err as Error).message.slice(0, 200)}`,
+    };
+  }
+  const kept = new Set(list.notifications.map((n) => n.id));
+  const sent = new Set(accepted);
+  out.kept = accepted.filter((id) => kept.has(id)).length;
+  out.evicted = list.evicted;
+  out.others = [...kept].filter((id) => !sent.has(id)).length;
+  if (list.notifications.length < list.count) {
+    out.problem = `the query returned ${list.notifications.length} of ${list.count} notifications`;
+  }
+  const gone = accepted.length - out.kept;
+  const firstKept = ordered.findIndex((id) => kept.has(id));
+  const goneAfterKept = firstKept < 0 ? 0 : ordered.slice(firstKept).filter((id) => !kept.has(id)).length;
+  out.lost = Math.max(0, gone - list.evicted, goneAfterKept);
+  out.duplicates = Math.max(0, kept.size + list.evicted - new Set([...accepted, ...kept]).size);
+  return out;
+}
+
+/** Every execution on the server (each run of a continue-as-new chain), as the histories tell. */
+export interface HistoryCensus {
+  executions: number;
+  byStatus: Record<string, number>;
+  workflowTaskFailures: Record<string, number>;
+  largestHistoryBytes: number;
+  totalHistoryBytes: number;
+}
+
+/** Reads every workflow history on the (script's own) server. */
+export async function historyCensus(client: Client): Promise<HistoryCensus> {
+  const census: HistoryCensus = {
+    executions: 0,
+    byStatus: {},
+    workflowTaskFailures: {},
+    largestHistoryBytes: 0,
+    totalHistoryBytes: 0,
+  };
+  for await (const wf of client.workflow.list()) {
+    census.executions += 1;
+    census.byStatus[wf.status.name] = (census.byStatus[wf.status.name] ?? 0) + 1;
+    const history: History = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
+    for (const [cause, n] of Object.entries(workflowTaskFailures([history])))
+      census.workflowTaskFailures[cause] = (census.workflowTaskFailures[cause] ?? 0) + n;
+    const bytes = historyBytes(history);
+    census.totalHistoryBytes += bytes;
+    census.largestHistoryBytes = Math.max(census.largestHistoryBytes, bytes);
+  }
+  return census;
+}

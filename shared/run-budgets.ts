@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import type { Usage } from './conversation';
+
+/**
+ * Run budgets: steps, tokens, cost and wall-clock time, each warned about once at
+ * {@link BUDGET_WARNING_FRACTION} and stopping the run at 100 %. Pure code: it runs inside workflows.
+ */
+
+/** Price of one model in US dollars per million tokens. */
+export const ModelPriceSchema = z
+  .object({
+    inputPerMillion: z.number().nonnegative().describe('USD per million input tokens'),
+    outputPerMillion: z.number().nonnegative().describe('USD per million output tokens'),
+  })
+  .strict();
+/** Price of one model. */
+export type ModelPrice = z.infer<typeof ModelPriceSchema>;
+
+/** Prices keyed by "provider:model" (e.g. "openai:gpt-4o-mini") or by provider alone ("scripted", "local"). */
+export const PriceTableSchema = z.record(
+  z.string().regex(/^(scripted|local|openai|anthropic)(:[^\s]{1,200})?$/, {
+    message: 'key prices by "provider:model" (e.g. "openai:gpt-4o-mini") or provider ("scripted", "local")',
+  }),
+  ModelPriceSchema,
+);
+/** A price table. */
+export type PriceTable = z.infer<typeof PriceTableSchema>;
+
+/** Share of a budget at which the user is warned (once per budget). */
+export const BUDGET_WARNING_FRACTION = 0.8;
+
+/** The budgets a run can have; each is also the stop reason when it ends the run. */
+export type BudgetName =
+  'max_steps' | 'max_tokens' | 'max_input_tokens' | 'max_output_tokens' | 'max_cost' | 'max_wall_clock';
+
+/** How each budget is named to the user. */
+export const BUDGET_LABELS: Readonly<Record<BudgetName, string>> = Object.freeze({
+  max_steps: 'steps',
+  max_tokens: 'tokens (input + output)',
+  max_input_tokens: 'input tokens',
+  max_output_tokens: 'output tokens',
+  max_cost: 'cost (USD)',
+  max_wall_clock: 'wall-clock time',
+});
+
+/** The price of a model from the run's table, else the worker's: "provider:model" first, then provider. */
+export function priceFor(
+  key: { provider: string; model?: string },
+  ...tables: (PriceTable | undefined)[]
+): ModelPrice | undefined {
+  const keys = key.model ? [`${key.provider}:${key.model}`, key.provider] : [key.provider];
+  for (const table of tables) {
+    for (const k of keys) {
+      const price = table?.[k];
+      if (price) return price;
+    }
+  }
+  return undefined;
+}
+
+/** Cost of a model call's usage in US dollars. */
+export function costOf(usage: Usage, price: ModelPrice): number {
+  return (
+    (usage.inputTokens * price.inputPerMillion + usage.outputTokens * price.outputPerMillion) / 1_000_000
+  );
+}
+
+/** What a budget check sees: how much of each budget is used and the limit, for budgets that are set. */
+export type BudgetUse = Partial<Record<BudgetName, { used: number; max: number }>>;
+
+/** The first budget used up (at or past 100 %), or null. */
+export function exhaustedBudget(use: BudgetUse): BudgetName | null {
+  for (const [name, b] of Object.entries(use) as [BudgetName, { used: number; max: number }][]) {
+    if (b.used >= b.max) return name;
+  }
+  return null;
+}
+
+/** Budgets at or past the warning share that were not warned about yet. */
+export function budgetsToWarn(use: BudgetUse, warned: readonly string[]): BudgetName[] {
+  return (Object.entries(use) as [BudgetName, { used: number; max: number }][])
+    .filter(([name, b]) => !warned.includes(name) && b.used >= b.max * BUDGET_WARNING_FRACTION)
+    .map(([name]) => name);
+}
+
+/** A budget's use in words, e.g. "8,200 of 10,000 tokens (input + output) (82 %)". */
+export function describeBudget(name: BudgetName, b: { used: number; max: number }): string {
+  const fmt = (n: number): string =>
+    name === 'max_cost'
+      ? `$${n.toFixed(4)}`
+      : name === 'max_wall_clock'
+        ? `${Math.round(n / 1000).toLocaleString('en-US')} s`
+        : Math.round(n).toLocaleString('en-US');
+  const pct = b.max > 0 ? Math.floor((b.used / b.max) * 100) : 100;
+  return `${fmt(b.used)} of ${fmt(b.max)} ${BUDGET_LABELS[name]} (${pct} %)`;
+}

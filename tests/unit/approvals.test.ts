@@ -1,0 +1,185 @@
+/**
+ * Approval policies and run budgets as pure logic: tool names checked with the valid choices, the
+ * safe defaults, the rules (recipient domains, SQL writes, untrusted content), prices and budgets.
+ */
+import { AgentInputSchema } from '../../shared/agent';
+import {
+  approvalReason,
+  mergeApprovalPolicies,
+  recipientsOf,
+  sqlMayWrite,
+  summarizeArgs,
+  toolNameProblems,
+} from '../../shared/approvals';
+import { budgetsToWarn, costOf, describeBudget, exhaustedBudget, priceFor } from '../../shared/run-budgets';
+import { formatZodIssues } from '../../shared/tools/define';
+
+const model = { provider: 'scripted' as const, turns: [{ content: 'x' }] };
+
+function inputProblems(input: Record<string, unknown>): string {
+  const r = AgentInputSchema.safeParse({ task: 't', model, ...input });
+  return r.success ? '' : formatZodIssues(r.error);
+}
+
+test('approval tool names: unknown and wrongly cased names are refused with the valid names', () => {
+  const msg = inputProblems({
+    tools: ['send_email'],
+    policy: { requireApproval: ['send_emial', 'Send_Email'] },
+  });
+  expect(msg).toMatch(
+    /policy\.requireApproval: unknown tool "send_emial"; valid tools: get_time, calculator,/,
+  );
+  expect(msg).toMatch(/unknown tool "Send_Email" \(did you mean "send_email"\? names are case-sensitive\)/);
+  expect(toolNameProblems(['send_email'])).toEqual([]);
+});
+
+test('a policy naming a tool that is not enabled for the run is an error', () => {
+  const msg = inputProblems({
+    tools: ['calculator'],
+    policy: { requireApproval: ['send_email'], approvals: { tools: { sql_query: 'always' } } },
+  });
+  expect(msg).toMatch(
+    /policy\.requireApproval: tool "send_email" is not enabled for this run; enabled tools: calculator/,
+  );
+  expect(msg).toMatch(/policy\.approvals\.tools\.sql_query: tool "sql_query" is not enabled/);
+});
+
+test('bad rules are refused with the valid choices', () => {
+  expect(
+    inputProblems({ tools: ['send_email'], policy: { approvals: { tools: { send_email: 'sometimes' } } } }),
+  ).toMatch(/policy\.approvals\.tools\.send_email: use "always", "never" or rules such as/);
+  const msg = inputProblems({
+    tools: ['calculator', 'send_email'],
+    policy: {
+      approvals: {
+        tools: { calculator: { allowedDomains: ['example.com'] }, send_email: {} },
+        untrustedTools: ['fetch_mail'],
+      },
+    },
+  });
+  expect(msg).toMatch(/policy\.approvals\.tools\.calculator: allowedDomains applies to send_email only/);
+  expect(msg).toMatch(/policy\.approvals\.tools\.send_email: give at least one rule/);
+  expect(msg).toMatch(/policy\.approvals\.untrustedTools: unknown tool "fetch_mail"/);
+  expect(
+    inputProblems({
+      tools: ['send_email'],
+      policy: { approvals: { tools: { send_email: { allowedDomains: ['not a domain'] } } } },
+    }),
+  ).toMatch(/give a domain such as "example\.com"/);
+});
+
+test('safe defaults: mail always asks, SQL asks for writes, other tools run', () => {
+  const policy = mergeApprovalPolicies(undefined, undefined);
+  const clean = { untrusted: null };
+  expect(approvalReason(policy, 'send_email', { to: 'a@example.com' }, clean)).toMatch(/every email/);
+  expect(approvalReason(policy, 'sql_query', { sql: 'SELECT 1' }, clean)).toBeNull();
+  expect(approvalReason(policy, 'sql_query', { sql: 'DELETE FROM t WHERE id = 1' }, clean)).toMatch(
+    /may write/,
+  );
+  expect(approvalReason(policy, 'calculator', { expression: '1' }, clean)).toBeNull();
+});
+
+test('untrusted content makes side-effecting calls ask, even where a domain rule would allow them', () => {
+  const policy = mergeApprovalPolicies(
+    { tools: { send_email: { allowedDomains: ['example.com'] } } },
+    undefined,
+  );
+  expect(approvalReason(policy, 'send_email', { to: ['ann@example.com'] }, { untrusted: null })).toBeNull();
+  expect(
+    approvalReason(
+      policy,
+      'send_email',
+      { to: ['ann@example.com'] },
+      { untrusted: 'fetch_email result at step 1' },
+    ),
+  ).toMatch(/untrusted content is in the conversation \(fetch_email result at step 1\)/);
+  // Reads stay reads after untrusted content; writes ask.
+  expect(approvalReason(policy, 'sql_query', { sql: 'SELECT 1' }, { untrusted: 'x' })).toBeNull();
+  // "never" is the user's explicit choice, and per-tool `untrusted: false` turns the rule off.
+  const relaxed = mergeApprovalPolicies(undefined, { tools: { send_email: 'never' } });
+  expect(approvalReason(relaxed, 'send_email', { to: 'x@evil.example' }, { untrusted: 'x' })).toBeNull();
+});
+
+test('recipient domains: to, cc and bcc all count; subdomains are inside; display names are read', () => {
+  const policy = mergeApprovalPolicies(undefined, {
+    tools: { send_email: { allowedDomains: ['Example.com'] } },
+  });
+  const ctx = { untrusted: null };
+  expect(approvalReason(policy, 'send_email', { to: 'Ann <ann@mail.example.com>' }, ctx)).toBeNull();
+  expect(
+    approvalReason(policy, 'send_email', { to: ['ann@example.com'], bcc: ['x@evil.example'] }, ctx),
+  ).toBe('recipients outside Example.com: x@evil.example');
+  expect(approvalReason(policy, 'send_email', { to: 'ann@example.com.evil.example' }, ctx)).toMatch(
+    /outside/,
+  );
+  expect(recipientsOf({ to: 'a@x.example, b@y.example', cc: ['c@z.example'] })).toEqual([
+    'a@x.example',
+    'b@y.example',
+    'c@z.example',
+  ]);
+});
+
+test('the run policy wins over worker defaults tool by tool; requireApproval means always', () => {
+  const merged = mergeApprovalPolicies(
+    { tools: { sql_query: 'never', send_email: 'never' }, untrustedTools: ['knowledge_base_search'] },
+    { tools: { sql_query: { writes: true } } },
+    ['calculator'],
+  );
+  expect(merged).toEqual({
+    tools: { sql_query: { writes: true }, send_email: 'never', calculator: 'always' },
+    untrustedTools: ['knowledge_base_search'],
+  });
+});
+
+test('SQL write detection is conservative: only plain reads count as reads', () => {
+  for (const sql of [
+    'SELECT * FROM t',
+    "select 'delete' as word",
+    '  (SELECT 1) ',
+    'WITH a AS (SELECT 1) SELECT * FROM a',
+    'EXPLAIN SELECT 1',
+    '-- drop table\nSELECT 1',
+  ]) {
+    expect([sql, sqlMayWrite(sql)]).toEqual([sql, false]);
+  }
+  for (const sql of [
+    'DELETE FROM t',
+    'WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d',
+    'SELECT * INTO new_t FROM t',
+    'update t set a=1',
+    'CALL p()',
+    '',
+    'SELECT 1; DROP TABLE t',
+    'SELECT * FROM t FOR UPDATE',
+  ]) {
+    expect([sql, sqlMayWrite(sql)]).toEqual([sql, true]);
+  }
+});
+
+test('argument summaries are readable and bounded', () => {
+  expect(summarizeArgs({ to: ['a@x.example', 'b@x.example'], subject: 'Invoices', text: 'hi' })).toBe(
+    'to: a@x.example, b@x.example; subject: "Invoices"; text: "hi"',
+  );
+  expect(summarizeArgs({ text: 'x'.repeat(5000) }).length).toBeLessThanOrEqual(600);
+});
+
+test('prices: the run table over the worker table, model over provider; cost and budgets', () => {
+  const run = { 'openai:gpt-x': { inputPerMillion: 1, outputPerMillion: 2 } };
+  const worker = { openai: { inputPerMillion: 10, outputPerMillion: 20 } };
+  expect(priceFor({ provider: 'openai', model: 'gpt-x' }, run, worker)).toEqual(run['openai:gpt-x']);
+  expect(priceFor({ provider: 'openai', model: 'other' }, run, worker)).toEqual(worker.openai);
+  expect(priceFor({ provider: 'local' }, run, worker)).toBeUndefined();
+  expect(
+    costOf({ inputTokens: 1_000_000, outputTokens: 500_000 }, { inputPerMillion: 1, outputPerMillion: 2 }),
+  ).toBe(2);
+
+  const use = { max_tokens: { used: 80, max: 100 }, max_cost: { used: 0.5, max: 1 } };
+  expect(budgetsToWarn(use, [])).toEqual(['max_tokens']);
+  expect(budgetsToWarn(use, ['max_tokens'])).toEqual([]);
+  expect(exhaustedBudget(use)).toBeNull();
+  expect(exhaustedBudget({ ...use, max_cost: { used: 1, max: 1 } })).toBe('max_cost');
+  expect(describeBudget('max_tokens', { used: 8200, max: 10000 })).toBe(
+    '8,200 of 10,000 tokens (input + output) (82 %)',
+  );
+  expect(describeBudget('max_cost', { used: 0.5, max: 1 })).toBe('$0.5000 of $1.0000 cost (USD) (50 %)');
+});
