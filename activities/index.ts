@@ -8,6 +8,7 @@ import { createModelActivities } from './model';
 import type { ModelProvider } from './model/provider';
 import { createNotificationActivities } from './notifications';
 import { createSearchActivities } from './search';
+import { createRunDefaultsActivities } from './run/defaults';
 import { createSqlActivities } from './sql';
 import type { ToolActivity } from './types';
 import { calculator } from './utility/calculator';
@@ -46,6 +47,7 @@ export function createActivities(
     ...createEmailActivities({ config: deps.config.email }),
     ...createSearchActivities({ search: deps.config.search }),
     ...createSqlActivities({ config: deps.config.databases }),
+    ...createRunDefaultsActivities(deps.config.runDefaults),
   };
   for (const name of TOOL_NAMES) {
     const tool = all[name] as ToolActivity | undefined;

@@ -41,7 +41,8 @@ async function runningState(client: Client, workflowId: string) {
   if (status !== 'RUNNING') {
     throw new ApprovalRequestError(
       'finished',
-      `Run "${workflowId}" is finished (${status.toLowerCase()}): nothing in it waits for approval any more`,
+      `Run "${workflowId}" has already ended (${status}); no tool call of it waits for approval any more. ` +
+        `See its outcome with: durable-agent status ${workflowId}`,
     );
   }
   return { handle, state: await handle.query(stateQuery) };

@@ -7,6 +7,7 @@
  * Only what a command needs is loaded, and nothing of Temporal: `kb search` is meant to answer in a
  * fraction of a second.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
@@ -159,6 +160,18 @@ export function formatHit(h: KnowledgeBaseHit, i: number, tty: boolean): string 
   return `${i + 1}. ${h.title}${heading}  (${h.filename}, score ${h.score.toFixed(3)})\n   ${snippet}`;
 }
 
+/**
+ * With DURABLE_AGENT_PARSE_ONLY=1 a command line is checked (command, arguments, options and their
+ * values) and the command exits 0 without running: how the README's commands are tested.
+ */
+export function exitAfterParsingWhenAsked(program: Command): void {
+  if (process.env.DURABLE_AGENT_PARSE_ONLY !== '1') return;
+  program.hook('preAction', (_program, action) => {
+    console.log(`parsed: ${action.name()} ${JSON.stringify(action.args)} ${JSON.stringify(action.opts())}`);
+    process.exit(0);
+  });
+}
+
 /** Adds `kb add`, `kb search` and `kb status` to the CLI. */
 export function registerKbCommands(program: Command): void {
   const kb = program
@@ -178,6 +191,10 @@ export function registerKbCommands(program: Command): void {
   ).action(async (target: string, o: KbOpts) => {
     const cfg = kbConfig(o);
     const abs = path.resolve(target);
+    if (!fs.existsSync(abs))
+      throw new Error(
+        `kb add ${target}: no such file or folder (${abs}); give a folder or a Markdown, text or HTML file`,
+      );
     await withKb(cfg, (k) => addAndReport(k, abs, cfg.chunkChars));
   });
 

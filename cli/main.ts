@@ -5,18 +5,27 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import type { AgentInput, AgentStateView } from '../shared/agent';
-import { AgentInputSchema, agentInputBudgetProblem, stateQuery, userMessageSignal } from '../shared/agent';
+import {
+  AgentInputSchema,
+  DEFAULT_TOOLS,
+  agentInputBudgetProblem,
+  stateQuery,
+  userMessageSignal,
+} from '../shared/agent';
 import { BUDGETS, overBudgetMessage, utf8Bytes } from '../shared/budgets';
+import type { BudgetName } from '../shared/run-budgets';
+import { describeBudget } from '../shared/run-budgets';
 import { notificationsQuery } from '../shared/notifications/messages';
 import { RUN_ID_CHARSET, printable, runIdProblem } from '../shared/identifiers';
 import { formatZodIssues } from '../shared/tools/define';
 import { TOOL_NAMES } from '../shared/tools/registry';
+import { loadScriptFile, scriptTools } from '../activities/model/scripted';
 import { loadWorkerConfig } from '../workers/config';
 import { connectClient, temporalTarget } from '../workers/connect';
 import { startTracing } from '../workers/start-tracing';
 import { devServerStatus, startDevServer, stopDevServer } from './dev-server';
 import { registerDebugCommands } from './debug/commands';
-import { registerKbCommands } from './kb';
+import { exitAfterParsingWhenAsked, registerKbCommands } from './kb';
 import { parseModelSpec } from './model-spec';
 import { registerNotificationCommands } from './notifications';
 import { registerApprovalCommands } from './approvals';
@@ -45,6 +54,12 @@ function target() {
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
+  return n;
+}
+
+function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number > 0');
   return n;
 }
 
@@ -96,6 +111,8 @@ interface RunOpts {
   tools?: string;
   maxSteps?: number;
   maxTokens?: number;
+  maxCost?: number;
+  maxWallClock?: string;
   approve?: string;
   system?: string;
   notifyUser?: string;
@@ -108,12 +125,78 @@ interface RunOpts {
   cancelOnExit?: boolean;
 }
 
+/** Reads `--input`: a JSON object (the whole workflow input), or an error that names the file and the fix. */
+function readInputFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new Error(
+      code === 'ENOENT'
+        ? `--input ${file}: no such file`
+        : `--input ${file}: cannot read it (${(err as Error).message})`,
+    );
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`--input ${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    const found = json === null ? 'null' : Array.isArray(json) ? 'an array' : `a ${typeof json}`;
+    throw new Error(
+      `--input ${file} must hold a JSON object (the workflow input, e.g. {"task": "…"}); it holds ${found}`,
+    );
+  }
+  return json as Record<string, unknown>;
+}
+
+/**
+ * For a scripted model: the script's turns replay whatever the task, so its tools are enabled by
+ * default, a run that lacks one is refused before it starts, and a note says when the task is not
+ * the one the script was written for. Best effort: a script this command cannot read is left to the worker.
+ */
+async function checkScriptedRun(input: Record<string, unknown>, toolsGiven: boolean, scriptsDir: string) {
+  const model = input.model as { provider?: string; script?: string } | undefined;
+  if (model?.provider !== 'scripted' || typeof model.script !== 'string') return;
+  const script = await loadScriptFile(scriptsDir, model.script).catch(() => undefined);
+  if (!script) return;
+  const needed = scriptTools(script.turns);
+  const tools = Array.isArray(input.tools) ? (input.tools as string[]) : undefined;
+  if (!toolsGiven && !tools) {
+    input.tools = [...new Set([...DEFAULT_TOOLS, ...needed])];
+  } else if ((tools ?? []).every((t) => TOOL_NAMES.includes(t))) {
+    // (Unknown tool names are the input validation's to report.)
+    const missing = needed.filter((t) => !(tools ?? DEFAULT_TOOLS).includes(t));
+    if (missing.length) {
+      throw new Error(
+        `The scripted model "${model.script}" calls ${needed.join(', ')}, but this run does not enable ` +
+          `${missing.join(', ')}: add ${missing.length > 1 ? 'them' : 'it'} to --tools, or use a model that reads the task ` +
+          '(--model local, openai:<model> or anthropic:<model>)',
+      );
+    }
+  }
+  if (script.task !== undefined && typeof input.task === 'string' && input.task.trim() !== script.task) {
+    console.error(
+      `note: the scripted model "${model.script}" replays a fixed script written for "${script.task}"; it does ` +
+        'not read your task. For an answer to it use --model local (offline) or openai:<model> / anthropic:<model>.',
+    );
+  }
+}
+
 /** Builds and validates the workflow input locally, so mistakes are reported before anything starts. */
-function buildInput(task: string | undefined, o: RunOpts): AgentInput {
-  let input: Record<string, unknown> = {};
-  if (o.input) input = JSON.parse(fs.readFileSync(o.input, 'utf8')) as Record<string, unknown>;
+async function buildInput(
+  task: string | undefined,
+  o: RunOpts,
+  modelGiven: boolean,
+  scriptsDir: string,
+): Promise<AgentInput> {
+  const input: Record<string, unknown> = o.input ? readInputFile(o.input) : {};
   if (task !== undefined) input.task = task;
-  if (!o.input || o.model !== 'scripted:demo') input.model = parseModelSpec(o.model);
+  // --model's default applies when the input file names no model; a given --model always wins.
+  if (modelGiven || input.model === undefined) input.model = parseModelSpec(o.model);
   if (o.tools !== undefined)
     input.tools = o.tools
       .split(',')
@@ -123,14 +206,22 @@ function buildInput(task: string | undefined, o: RunOpts): AgentInput {
   const policy = { ...((input.policy as object | undefined) ?? {}) } as Record<string, unknown>;
   if (o.maxSteps !== undefined) policy.maxSteps = o.maxSteps;
   if (o.maxTokens !== undefined) policy.maxTokens = o.maxTokens;
+  if (o.maxCost !== undefined) policy.maxCostUsd = o.maxCost;
+  if (o.maxWallClock !== undefined) policy.maxWallClock = o.maxWallClock;
   if (o.approve !== undefined) policy.requireApproval = o.approve.split(',').map((t) => t.trim());
   input.policy = policy;
   if (o.notifyUser) input.notify = { user: o.notifyUser };
+  await checkScriptedRun(input, o.tools !== undefined, scriptsDir);
   const parsed = AgentInputSchema.safeParse(input);
   if (!parsed.success) throw new Error(`Invalid run: ${formatZodIssues(parsed.error)}`);
   const tooLarge = agentInputBudgetProblem(input);
   if (tooLarge) throw new Error(`Invalid run: ${tooLarge}`);
   return input as AgentInput;
+}
+
+function workflowIdOption(value: string): string {
+  if (!value.trim()) throw new InvalidArgumentError('must not be empty (leave --id out for agent-<uuid>)');
+  return value;
 }
 
 program
@@ -146,11 +237,17 @@ program
   .option('--tools <names>', `comma-separated tools (known: ${TOOL_NAMES.join(', ')})`)
   .option('--max-steps <n>', 'model turns before the run stops', positiveInt)
   .option('--max-tokens <n>', 'token budget', positiveInt)
+  .option(
+    '--max-cost <usd>',
+    'cost budget in US dollars (needs prices: policy.prices or the worker’s)',
+    positiveNumber,
+  )
+  .option('--max-wall-clock <duration>', 'time budget from the start, e.g. "2h"')
   .option('--approve <tools>', 'tools whose calls wait for approval')
   .option('--system <prompt>', 'system prompt')
   .option('--notify-user <user>', 'also deliver notifications to inbox:<user>')
   .option('--input <file.json>', 'full workflow input as JSON (flags override it)')
-  .option('--id <workflowId>', `workflow id (default agent-<uuid>); ${RUN_ID_CHARSET}`)
+  .option('--id <workflowId>', `workflow id (default agent-<uuid>); ${RUN_ID_CHARSET}`, workflowIdOption)
   .option(
     '--reuse',
     'allow an --id used before: a closed run is followed by a new one, a running one is followed',
@@ -159,13 +256,14 @@ program
   .option('--json', 'print one JSON object with the outcome instead of progress')
   .option('--no-wait', 'start the run and print its id without waiting')
   .option('--cancel-on-exit', 'Ctrl-C cancels the run (default: the run goes on without this command)')
-  .action(async (task: string | undefined, o: RunOpts) => {
+  .action(async (task: string | undefined, o: RunOpts, cmd: Command) => {
     if (task === undefined && !o.input)
       throw new Error('Give a task: durable-agent run "<task>" (or --input file.json)');
     const idProblem = o.id === undefined ? null : runIdProblem(o.id);
     if (idProblem) throw new Error(`Invalid --id: ${idProblem}`);
-    const input = buildInput(task, o);
     const config = loadWorkerConfig();
+    const modelGiven = cmd.getOptionValueSource('model') !== 'default';
+    const input = await buildInput(task, o, modelGiven, config.scriptsDir);
     // With tracing on, this command is one trace: its span, the run's start, then the worker's spans.
     const tracing = startTracing(config, 'run');
     const client = await connectClient(target(), tracing?.clientInterceptors);
@@ -311,6 +409,13 @@ program
           `${state.usage.inputTokens}+${state.usage.outputTokens} tokens; continued as new ${state.continuations}×`,
       );
       for (const p of state.pendingToolCalls) console.log(`pending: ${p.name} ${p.toolCallId} (${p.state})`);
+      for (const a of state.approvals ?? [])
+        console.log(
+          `waits for approval: ${a.toolCallId} ${a.tool} until ${a.deadline} (${a.reason}): ${a.summary}`,
+        );
+      for (const [name, b] of Object.entries(state.budgets ?? {}))
+        console.log(`budget: ${describeBudget(name as BudgetName, b)}`);
+      if (state.untrusted) console.log(`untrusted content: ${state.untrusted}`);
       if (state.lastError) console.log(`last error: ${state.lastError}`);
       if (resolved && !resolved.ok) console.error(`note: ${resolved.error}`);
       if (resolved) console.log(`answer: ${formatAnswer(resolved.rendered)}`);
@@ -358,12 +463,24 @@ async function closedReason(h: WorkflowHandle, desc: WorkflowExecutionDescriptio
   }
 }
 
+/** Refuses (with what happened) to act on a run that has already ended. */
+async function requireOpen(h: WorkflowHandle, consequence: string): Promise<void> {
+  const desc = await h.describe();
+  if (desc.status.name !== 'RUNNING') {
+    throw new Error(
+      `Run "${h.workflowId}" has already ended (${desc.status.name}); ${consequence}. ` +
+        `See its outcome with: durable-agent status ${h.workflowId}`,
+    );
+  }
+}
+
 program
   .command('cancel')
   .description('Cancel a run gracefully (running tools are cancelled; state stays queryable)')
   .argument('<id>', 'workflow id')
   .action(async (id: string) => {
     await withHandle(id, async (h) => {
+      await requireOpen(h, 'there is nothing to cancel');
       await h.cancel();
       console.log(`Cancellation requested for ${id}`);
     });
@@ -380,6 +497,7 @@ program
     if (bytes > BUDGETS.userMessageBytes)
       throw new Error(overBudgetMessage('The message', bytes, BUDGETS.userMessageBytes));
     await withHandle(id, async (h) => {
+      await requireOpen(h, 'it takes no more messages');
       await h.signal(userMessageSignal, { text });
       console.log(`Message sent to ${id}`);
     });
@@ -442,6 +560,7 @@ program
 
 registerNotificationCommands(program, target);
 registerApprovalCommands(program, target);
+exitAfterParsingWhenAsked(program);
 
 registerDebugCommands(program, target);
 registerKbCommands(program);

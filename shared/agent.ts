@@ -9,8 +9,9 @@ import { ModelChoiceSchema } from './model';
 import { TOOL_NAMES } from './tools/registry';
 import { inboxUserProblem } from './identifiers';
 import { ApprovalPolicySchema, approvalPolicyProblems } from './approvals';
+import type { ApprovalPolicy } from './approvals';
 import { PriceTableSchema } from './run-budgets';
-import type { BudgetName } from './run-budgets';
+import type { BudgetName, PriceTable } from './run-budgets';
 
 /** Largest task and system prompt; with the rest they stay under BUDGETS.agentInputBytes. */
 export const AGENT_TEXT_BUDGETS = Object.freeze({ task: 128 * 1024, system: 64 * 1024 });
@@ -83,6 +84,9 @@ export const PolicySchema = z
 /** Limits and rules for one run. */
 export type Policy = z.infer<typeof PolicySchema>;
 
+/** Tools a run gets when its input names none. */
+export const DEFAULT_TOOLS: readonly string[] = ['get_time', 'calculator'];
+
 /** Input of the agent workflow, validated inside the workflow before anything runs. */
 export const AgentInputSchema = z
   .object({
@@ -103,7 +107,7 @@ export const AgentInputSchema = z
     model: ModelChoiceSchema,
     tools: z
       .array(z.string())
-      .default(['get_time', 'calculator'])
+      .default([...DEFAULT_TOOLS])
       .superRefine((names, ctx) => {
         for (const name of names) {
           if (!TOOL_NAMES.includes(name)) {
@@ -354,6 +358,16 @@ export interface CarriedState {
   budget?: CarriedBudget;
   /** Where untrusted content entered the conversation. */
   untrusted?: string | null;
+  /** The worker's run defaults, read when the run first started. */
+  defaults?: RunDefaults;
+}
+
+/** What the worker's configuration sets for every run it executes, unless a run says otherwise. */
+export interface RunDefaults {
+  /** Approval policies per tool; a run's own policy wins tool by tool. */
+  approvals?: ApprovalPolicy;
+  /** Model prices; a run's `policy.prices` wins model by model. */
+  prices?: PriceTable;
 }
 
 /** Budget state carried across continue-as-new. */

@@ -144,8 +144,6 @@ export interface CallModelOutput {
   content: string | null;
   toolCalls: ToolCall[];
   usage: Usage;
-  /** Cost of the call in US dollars, when the worker's price table has the model. */
-  costUsd?: number;
   /** Provider-reported reason the turn ended (e.g. `stop`, `tool_calls`, `end_turn`), for transcripts. */
   finishReason: string | null;
   /** The conversation including this call's input (not its answer): the next call's `conversation`. */

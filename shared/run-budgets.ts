@@ -17,12 +17,17 @@ export const ModelPriceSchema = z
 export type ModelPrice = z.infer<typeof ModelPriceSchema>;
 
 /** Prices keyed by "provider:model" (e.g. "openai:gpt-4o-mini") or by provider alone ("scripted", "local"). */
-export const PriceTableSchema = z.record(
-  z.string().regex(/^(scripted|local|openai|anthropic)(:[^\s]{1,200})?$/, {
-    message: 'key prices by "provider:model" (e.g. "openai:gpt-4o-mini") or provider ("scripted", "local")',
-  }),
-  ModelPriceSchema,
-);
+export const PriceTableSchema = z.record(z.string(), ModelPriceSchema).superRefine((table, ctx) => {
+  for (const key of Object.keys(table)) {
+    if (!/^(scripted|local|openai|anthropic)(:\S{1,200})?$/.test(key)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [key],
+        message: `key prices by "provider:model" (e.g. "openai:gpt-4o-mini") or provider ("scripted", "local"), not "${key.slice(0, 80)}"`,
+      });
+    }
+  }
+});
 /** A price table. */
 export type PriceTable = z.infer<typeof PriceTableSchema>;
 
@@ -88,9 +93,8 @@ export function describeBudget(name: BudgetName, b: { used: number; max: number 
   const fmt = (n: number): string =>
     name === 'max_cost'
       ? `$${n.toFixed(4)}`
-      : name === 'max_wall_clock'
-        ? `${Math.round(n / 1000).toLocaleString('en-US')} s`
-        : Math.round(n).toLocaleString('en-US');
+      : Math.floor(name === 'max_wall_clock' ? n / 1000 : n).toLocaleString('en-US');
+  const unit = name === 'max_wall_clock' ? ' s' : '';
   const pct = b.max > 0 ? Math.floor((b.used / b.max) * 100) : 100;
-  return `${fmt(b.used)} of ${fmt(b.max)} ${BUDGET_LABELS[name]} (${pct} %)`;
+  return `${fmt(b.used)} of ${fmt(b.max)}${unit} ${BUDGET_LABELS[name]} (${pct} %)`;
 }

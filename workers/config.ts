@@ -12,6 +12,9 @@ import type { DatabasesConfig } from '../activities/sql/config';
 import { PROJECT_ROOT } from '../cli/binaries';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues';
 import type { ContentStoreConfig } from '../activities/content/config';
+import type { RunDefaults } from '../activities/run/defaults';
+import { ApprovalPolicySchema, approvalPolicyProblems } from '../shared/approvals';
+import { PriceTableSchema } from '../shared/run-budgets';
 import { parseContentStoreSetting } from '../activities/content/config';
 
 /** Environment variables the worker reads, with what each sets. The README's table mirrors this. */
@@ -134,6 +137,8 @@ export interface WorkerConfig {
   tracing: TracingConfig;
   /** Where content kept by reference lives (see activities/content). */
   contentStore: ContentStoreConfig;
+  /** Approval policies and model prices for every run, unless a run says otherwise (config file `runs`). */
+  runDefaults: RunDefaults;
 }
 
 /** The config file: named connections for tools. Strings `${env:NAME}` are read from the environment. */
@@ -142,6 +147,18 @@ const FileSchema = z
     email: EmailConfigSchema.default(() => EmailConfigSchema.parse({})),
     databases: DatabasesConfigSchema,
     search: SearchConfigSchema,
+    runs: z
+      .object({
+        approvals: ApprovalPolicySchema.optional(),
+        prices: PriceTableSchema.optional(),
+      })
+      .strict()
+      .default({})
+      .superRefine((runs, ctx) => {
+        // Tool names are checked here (not against a run's tools: runs choose their own).
+        for (const p of approvalPolicyProblems(runs.approvals, [], undefined))
+          ctx.addIssue({ code: 'custom', message: p.message, path: p.path });
+      }),
   })
   .strict();
 
@@ -219,6 +236,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     email: file.email,
     databases: file.databases,
     search: file.search,
+    runDefaults: file.runs,
     taskQueue: e.DURABLE_AGENT_TASK_QUEUE,
     scriptsDir: path.resolve(e.DURABLE_AGENT_SCRIPTS_DIR),
     logLevel: e.DURABLE_AGENT_LOG_LEVEL,

@@ -26,6 +26,8 @@ export interface AgentWorkerOptions {
   /** Extra or replacement activities (tests: instrumented tools). */
   activityOverrides?: Record<string, (...args: never[]) => Promise<unknown>>;
   taskQueue?: string;
+  /** Workflows kept in memory between tasks (0: none, so no sticky queue: tests that stop a worker). */
+  maxCachedWorkflows?: number;
   /**
    * Tracing to install (see createTracing). A prebuilt bundle must then include its
    * workflowModules (bundleWorkflowCode's workflowInterceptorModules) for workflow spans.
@@ -55,6 +57,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worke
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities,
     maxConcurrentActivityTaskExecutions: opts.config.maxConcurrentActivities,
+    ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     interceptors: {
       // The call's arguments are known to everything inside it (to redact them from messages);
       // Temporal's tracing interceptor comes next, so the agent's spans nest under RunActivity.

@@ -32,6 +32,7 @@ import type {
   CarriedState,
   CarriedTurn,
   ParsedAgentInput,
+  RunDefaults,
   StopReason,
 } from '../shared/agent';
 import {
@@ -65,7 +66,7 @@ import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system';
 import { AgentLastToolKey, AgentModelKey, AgentStatusKey, AgentStepKey } from '../shared/search-attributes';
 import type { ToolDefinition, ToolResult } from '../shared/tools/define';
 import { formatZodIssues } from '../shared/tools/define';
-import { callModel, deliverNotification } from './agent/activities';
+import { callModel, deliverNotification, runDefaults } from './agent/activities';
 import { ConversationLog } from './agent/conversation';
 import { EventLog } from './agent/events';
 import { ToolRunner } from './agent/tools';
@@ -122,7 +123,8 @@ class AgentRun {
   private readonly stepsAtStart: number;
   /** Whether this run uses approval policies and budget warnings (see POLICIES_PATCH). */
   private readonly policies: boolean;
-  private readonly approvalPolicy: ApprovalPolicy | null;
+  private approvalPolicy: ApprovalPolicy | null = null;
+  private defaults: RunDefaults | undefined;
   private untrusted: string | null;
   private budget: CarriedBudget;
   private wallClockOver = false;
@@ -146,9 +148,7 @@ class AgentRun {
     this.notifications = new NotificationBox(carried?.notifications);
     this.citations = carried?.citations ?? createCitationState();
     this.policies = patched(POLICIES_PATCH);
-    this.approvalPolicy = this.policies
-      ? mergeApprovalPolicies(undefined, input.policy.approvals, input.policy.requireApproval)
-      : null;
+    this.defaults = carried?.defaults;
     this.untrusted = carried?.untrusted ?? null;
     this.budget = carried?.budget ?? { startedAt: Date.now(), costUsd: 0, warned: [] };
     this.tools = new ToolRunner({
@@ -164,7 +164,7 @@ class AgentRun {
       raise: (n) => this.raise(n),
       cite: (def, args, result) => this.cite(def, args, result),
       historyOverBudget: () => historyOverBudget(),
-      approvalPolicy: this.approvalPolicy,
+      approvalPolicy: () => this.approvalPolicy,
       untrusted: () => this.untrusted,
       markUntrusted: (source) => {
         this.untrusted = source;
@@ -186,7 +186,15 @@ class AgentRun {
   async execute(rawInput: AgentInput, carriedTurn: CarriedTurn | undefined): Promise<AgentResult> {
     this.publishSearchAttributes();
     try {
-      if (this.policies) this.startWallClock();
+      if (this.policies) {
+        this.defaults ??= await runDefaults();
+        this.approvalPolicy = mergeApprovalPolicies(
+          this.defaults.approvals,
+          this.input.policy.approvals,
+          this.input.policy.requireApproval,
+        );
+        this.startWallClock();
+      }
       if (carriedTurn && !(await this.finishTurn(carriedTurn)))
         return await this.continueAsNew(rawInput, carriedTurn);
       for (;;) {
@@ -443,19 +451,19 @@ class AgentRun {
     const price = priceFor(
       { provider: m.provider, ...('model' in m && m.model ? { model: m.model } : {}) },
       this.input.policy.prices,
+      this.defaults?.prices,
     );
-    const cost = price ? costOf(out.usage, price) : out.costUsd;
-    if (cost === undefined) {
+    if (!price) {
       if (this.input.policy.maxCostUsd !== undefined) {
         throw ApplicationFailure.create({
           type: 'InvalidAgentInput',
-          message: `policy.maxCostUsd is set but no price is known for ${m.provider}${'model' in m && m.model ? `:${m.model}` : ''}: add it to policy.prices or to the worker's prices`,
+          message: `policy.maxCostUsd is set but no price is known for ${m.provider}${'model' in m && m.model ? `:${m.model}` : ''}: add it to policy.prices or to runs.prices in the worker's config file`,
           nonRetryable: true,
         });
       }
       return;
     }
-    this.budget = { ...this.budget, costUsd: this.budget.costUsd + cost };
+    this.budget = { ...this.budget, costUsd: this.budget.costUsd + costOf(out.usage, price) };
   }
 
   /**
@@ -560,7 +568,13 @@ class AgentRun {
       toolCallSeq: this.toolCallSeq,
       notifications: this.notifications.snapshot(),
       citations: this.citations,
-      ...(this.policies ? { budget: this.budget, untrusted: this.untrusted } : {}),
+      ...(this.policies
+        ? {
+            budget: this.budget,
+            untrusted: this.untrusted,
+            ...(this.defaults ? { defaults: this.defaults } : {}),
+          }
+        : {}),
     });
     const shrinks = [
       () => this.conversation.trimTranscript(BUDGETS.carriedTranscriptBytes / 8),

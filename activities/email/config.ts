@@ -22,7 +22,10 @@ const TlsSchema = z
 const ServerSchema = z
   .object({
     host: z.string().min(1),
-    port: z.number().int().min(1).max(65535),
+    // A number, or digits (what a `${env:NAME}` reference gives).
+    port: z
+      .union([z.number(), z.string().regex(/^\d+$/).transform(Number)])
+      .pipe(z.number().int().min(1).max(65535)),
     secure: z.boolean().optional().describe('Implicit TLS; default true on ports 465 and 993'),
     requireTLS: z
       .boolean()

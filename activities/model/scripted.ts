@@ -10,25 +10,35 @@ import type { ModelProvider } from './provider';
 
 const ScriptFileSchema = z.object({
   description: z.string().optional(),
+  /** The task the script was written for (a script replays its turns whatever the task). */
+  task: z.string().optional(),
   turns: z.array(ScriptedTurnSchema).min(1),
 });
+
+/** A script file: its turns and what it was written for. */
+export type ScriptFile = z.infer<typeof ScriptFileSchema>;
 
 function scriptError(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: 'ScriptError', message, nonRetryable: true });
 }
 
 /** Parsed scripts by file, reused while the file is unchanged (each model call would re-read it). */
-const scriptCache = new Map<string, { mtimeMs: number; turns: ScriptedTurn[] }>();
+const scriptCache = new Map<string, { mtimeMs: number; script: ScriptFile }>();
+
+/** Reads and validates `<scriptsDir>/<name>.json` and returns its turns. */
+export async function loadScript(scriptsDir: string, name: string): Promise<ScriptedTurn[]> {
+  return (await loadScriptFile(scriptsDir, name)).turns;
+}
 
 /** Reads and validates `<scriptsDir>/<name>.json`. Names are plain file names, never paths. */
-export async function loadScript(scriptsDir: string, name: string): Promise<ScriptedTurn[]> {
+export async function loadScriptFile(scriptsDir: string, name: string): Promise<ScriptFile> {
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/.test(name) || name.includes('..')) {
     throw scriptError(`Script name "${name}" is not a plain file name (letters, digits, . _ -)`);
   }
   const file = path.join(scriptsDir, name.endsWith('.json') ? name : `${name}.json`);
   const stat = await fs.stat(file).catch(() => undefined);
   const cached = stat ? scriptCache.get(file) : undefined;
-  if (stat && cached?.mtimeMs === stat.mtimeMs) return cached.turns;
+  if (stat && cached?.mtimeMs === stat.mtimeMs) return cached.script;
   let text: string;
   try {
     text = await fs.readFile(file, 'utf8');
@@ -49,8 +59,15 @@ export async function loadScript(scriptsDir: string, name: string): Promise<Scri
   }
   const parsed = ScriptFileSchema.safeParse(json);
   if (!parsed.success) throw scriptError(`Script ${file} is invalid: ${formatZodIssues(parsed.error)}`);
-  if (stat) scriptCache.set(file, { mtimeMs: stat.mtimeMs, turns: parsed.data.turns });
-  return parsed.data.turns;
+  if (stat) scriptCache.set(file, { mtimeMs: stat.mtimeMs, script: parsed.data });
+  return parsed.data;
+}
+
+/** The tools a script's turns call, in order of first use. */
+export function scriptTools(turns: ScriptedTurn[]): string[] {
+  const names = new Set<string>();
+  for (const turn of turns) if ('toolCalls' in turn) for (const c of turn.toolCalls) names.add(c.name);
+  return [...names];
 }
 
 /** Rough token estimate (4 characters a token), so budgets work offline. */

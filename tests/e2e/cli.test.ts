@@ -42,7 +42,11 @@ test('run shows progress, prints the final answer, and each tool call is its own
     ],
     env,
   );
-  expect(out.stderr).toBe('');
+  // The one line on stderr says that the scripted model does not read this task.
+  expect(out.stderr).toMatch(
+    /^note: the scripted model "demo" replays a fixed script written for "[^"]+"; it does not read your task\./,
+  );
+  expect(out.stderr.trim().split('\n')).toHaveLength(1);
   expect(out.code).toBe(0);
   expect(out.stdout).toContain(`Started ${id}`);
   expect(out.stdout).toMatch(/\[step 1\] → get_time \{"timezone":"Asia\/Tokyo"\} \(time_tokyo\)/);

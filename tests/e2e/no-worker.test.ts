@@ -3,52 +3,15 @@
  * one, `run` keeps waiting, and a worker started later picks the runs up. Ctrl-C on `run` leaves the
  * run going (and says how to cancel it) or, with --cancel-on-exit, cancels it.
  */
-import type { ChildProcess } from 'node:child_process';
-import { spawn } from 'node:child_process';
 import { startDevServer, stopDevServer } from '../../cli/dev-server';
 import type { WorkerProcess } from '../support/processes';
-import { freePort, runCli, startWorkerProcess } from '../support/processes';
-import { CLI, tempDir, uid } from '../support/temporal';
+import { freePort, runCli, startCli, startWorkerProcess } from '../support/processes';
+import { tempDir, uid } from '../support/temporal';
 
 const dataDir = tempDir('noworker');
 let port: number;
 let env: Record<string, string>;
 let worker: WorkerProcess | undefined;
-
-/** A CLI process whose output can be awaited line by line. */
-interface LiveCli {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<number | null>;
-  waitFor(stream: 'stdout' | 'stderr', needle: string, timeoutMs?: number): Promise<void>;
-}
-
-function startCli(args: string[]): LiveCli {
-  const child = spawn(CLI[0] as string, [CLI[1] as string, ...args], {
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return {
-    child,
-    stdout: () => out,
-    stderr: () => err,
-    exited,
-    async waitFor(stream, needle, timeoutMs = 60_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (!(stream === 'stdout' ? out : err).includes(needle)) {
-        if (Date.now() > deadline || child.exitCode !== null)
-          throw new Error(`"${needle}" never appeared on ${stream}:\n${out}\n${err}`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    },
-  };
-}
 
 beforeAll(async () => {
   port = await freePort();
@@ -67,7 +30,7 @@ test('without a worker run and status say so; Ctrl-C detaches or cancels; a late
   const start = `start one with: DURABLE_AGENT_TASK_QUEUE=${queue} npx durable-agent --address 127.0.0.1:${port} worker`;
   const task = ['--tools', 'get_time,calculator,notify_user', 'Plan my Tokyo trip'];
 
-  const waiting = startCli(['run', '--id', uid('waits'), ...task]);
+  const waiting = startCli(env, ['run', '--id', uid('waits'), ...task]);
   await waiting.waitFor('stderr', `No worker polls task queue "${queue}"`);
   expect(waiting.stderr()).toContain(start);
   const waitingId = /Started (\S+)/.exec(waiting.stdout())![1]!;
@@ -77,14 +40,14 @@ test('without a worker run and status say so; Ctrl-C detaches or cancels; a late
   expect(status.stdout).toContain(`${waitingId}: workflow RUNNING; No worker polls task queue "${queue}"`);
   expect(status.stdout).toContain(start);
 
-  const detached = startCli(['run', ...task]);
+  const detached = startCli(env, ['run', ...task]);
   await detached.waitFor('stdout', 'Started ');
   const detachedId = /Started (\S+)/.exec(detached.stdout())![1]!;
   detached.child.kill('SIGINT');
   expect(await detached.exited).toBe(3);
   expect(detached.stderr()).toContain(`the run goes on; cancel it with: durable-agent cancel ${detachedId}`);
 
-  const cancelling = startCli(['run', '--cancel-on-exit', ...task]);
+  const cancelling = startCli(env, ['run', '--cancel-on-exit', ...task]);
   await cancelling.waitFor('stdout', 'Started ');
   cancelling.child.kill('SIGINT');
   await cancelling.waitFor('stderr', 'Cancelling ');

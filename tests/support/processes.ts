@@ -91,3 +91,39 @@ export function runCli(
     child.once('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/** A CLI process whose output can be awaited line by line. */
+export interface LiveCli {
+  child: ChildProcess;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+  waitFor(stream: 'stdout' | 'stderr', needle: string, timeoutMs?: number): Promise<void>;
+}
+
+/** Starts the CLI and returns at once, so a test can follow its output and signal it. */
+export function startCli(env: Record<string, string>, args: string[]): LiveCli {
+  const child = spawn(CLI[0] as string, [CLI[1] as string, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    async waitFor(stream, needle, timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!(stream === 'stdout' ? out : err).includes(needle)) {
+        if (Date.now() > deadline || child.exitCode !== null)
+          throw new Error(`"${needle}" never appeared on ${stream}:\n${out}\n${err}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+  };
+}

@@ -2,7 +2,11 @@
  * Approval policies and run budgets as pure logic: tool names checked with the valid choices, the
  * safe defaults, the rules (recipient domains, SQL writes, untrusted content), prices and budgets.
  */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { AgentInputSchema } from '../../shared/agent';
+import { loadWorkerConfig } from '../../workers/config';
 import {
   approvalReason,
   mergeApprovalPolicies,
@@ -182,4 +186,26 @@ test('prices: the run table over the worker table, model over provider; cost and
     '8,200 of 10,000 tokens (input + output) (82 %)',
   );
   expect(describeBudget('max_cost', { used: 0.5, max: 1 })).toBe('$0.5000 of $1.0000 cost (USD) (50 %)');
+});
+
+test('worker config: run defaults (approvals, prices) are read and checked with the valid choices', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'run-defaults-'));
+  const file = path.join(dir, 'config.json');
+  const runs = {
+    approvals: { tools: { sql_query: 'never', send_email: { allowedDomains: ['example.com'] } } },
+    prices: { 'openai:gpt-4o-mini': { inputPerMillion: 0.15, outputPerMillion: 0.6 } },
+  };
+  fs.writeFileSync(file, JSON.stringify({ runs }));
+  expect(loadWorkerConfig({ DURABLE_AGENT_CONFIG: file }).runDefaults).toEqual(runs);
+
+  fs.writeFileSync(file, JSON.stringify({ runs: { approvals: { tools: { SQL_QUERY: 'never' } } } }));
+  expect(() => loadWorkerConfig({ DURABLE_AGENT_CONFIG: file })).toThrow(
+    /runs\.approvals\.tools\.SQL_QUERY: unknown tool "SQL_QUERY" \(did you mean "sql_query"\?/,
+  );
+  fs.writeFileSync(
+    file,
+    JSON.stringify({ runs: { prices: { gpt: { inputPerMillion: 1, outputPerMillion: 1 } } } }),
+  );
+  expect(() => loadWorkerConfig({ DURABLE_AGENT_CONFIG: file })).toThrow(/key prices by "provider:model"/);
+  expect(loadWorkerConfig({}).runDefaults).toEqual({});
 });

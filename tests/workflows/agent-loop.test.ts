@@ -176,7 +176,7 @@ test('invalid tool arguments go back to the model as an error and the loop goes 
     expect(byId.bad).toMatchObject({ isError: true });
     expect(byId.bad?.text).toMatch(/Invalid arguments for calculator: expression: /);
     expect(byId.unknown?.text).toMatch(
-      /Unknown tool "nope_tool". Available tools: calculator, get_time, wait/,
+      /No such tool "nope_tool". Available tools: calculator, get_time, wait/,
     );
     expect(byId.raw?.text).toMatch(/not valid JSON/);
     expect(byId.good).toMatchObject({ isError: false, text: 'value of 6*7' });

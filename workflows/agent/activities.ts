@@ -1,7 +1,12 @@
 /** Activity presets of the agent workflow: one `proxyActivities` call per preset. */
-import { ActivityCancellationType, proxyActivities } from '@temporalio/workflow';
+import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
-import type { ModelActivities, NotificationActivities, ToolActivity } from '../../activities/types';
+import type {
+  ModelActivities,
+  NotificationActivities,
+  RunDefaultsActivities,
+  ToolActivity,
+} from '../../activities/types';
 import type { ToolDefinition } from '../../shared/tools/define';
 import { TOOL_REGISTRY } from '../../shared/tools/registry';
 
@@ -30,6 +35,11 @@ const NOTIFICATION_ACTIVITY_OPTIONS = {
 
 /** Notification delivery to inboxes. */
 export const { deliverNotification } = proxyActivities<NotificationActivities>(NOTIFICATION_ACTIVITY_OPTIONS);
+
+/** Reading the worker's run defaults: local (no I/O), once when a run first starts. */
+export const { runDefaults } = proxyLocalActivities<RunDefaultsActivities>({
+  startToCloseTimeout: '10 seconds',
+});
 
 function toolActivityOptions(def: ToolDefinition): ActivityOptions {
   const a = def.activity;

@@ -45,7 +45,7 @@ export interface ToolHost {
    * The approval policy (run over worker defaults) when the run uses policies; null for runs
    * recorded before them, which ask only for the tools named in `requireApproval`.
    */
-  readonly approvalPolicy: ApprovalPolicy | null;
+  approvalPolicy(): ApprovalPolicy | null;
   /** Where untrusted content entered the conversation, or null. */
   untrusted(): string | null;
   /** Records that untrusted content entered the conversation. */
@@ -144,7 +144,9 @@ export class ToolRunner {
             const checked = checkToolArgs(wait.tool, decision.args);
             if (!checked.success) {
               throw new Error(
-                `The edited arguments for ${wait.tool.name} are invalid: ${checked.error.replace(/ Fix them and call the tool again\.$/, '')}`,
+                `The edited arguments for ${wait.tool.name} are invalid: ${checked.error
+                  .replace(/^Invalid arguments for [a-z0-9_]+: /, '')
+                  .replace(/\. Fix them and call the tool again\.$/, '')}`,
               );
             }
           }
@@ -206,7 +208,7 @@ export class ToolRunner {
     const enabled = this.host.input.tools;
     const def = findTool(call.name);
     if (!def) {
-      reject(`Unknown tool "${call.name}". Available tools: ${enabled.join(', ') || '(none)'}.`);
+      reject(`No such tool "${call.name}". Available tools: ${enabled.join(', ') || '(none)'}.`);
       return;
     }
     if (!enabled.includes(call.name)) {
@@ -293,8 +295,8 @@ export class ToolRunner {
       });
       this.host.countToolCall();
       if (
-        this.host.approvalPolicy &&
-        isUntrustedSource(this.host.approvalPolicy, name) &&
+        this.host.approvalPolicy() !== null &&
+        isUntrustedSource(this.host.approvalPolicy() as ApprovalPolicy, name) &&
         !this.host.untrusted()
       )
         this.host.markUntrusted(`${name} result at step ${step}`);
@@ -359,7 +361,7 @@ export class ToolRunner {
 
   /** Why a call must wait for approval, or null when it may run. */
   private approvalNeeded(tool: string, args: unknown): string | null {
-    const policy = this.host.approvalPolicy;
+    const policy = this.host.approvalPolicy();
     if (!policy) {
       return this.host.input.policy.requireApproval.includes(tool) ? 'the policy names this tool' : null;
     }
@@ -378,7 +380,7 @@ export class ToolRunner {
     reason: string,
   ): Promise<ApprovalOutcome | typeof INTERRUPTED> {
     const policy = this.host.input.policy;
-    const asks = this.host.approvalPolicy !== null;
+    const asks = this.host.approvalPolicy() !== null;
     const first = c.approval === undefined;
     const decidedEarlier = c.approval?.decision !== undefined;
     const approval = (c.approval ??= {

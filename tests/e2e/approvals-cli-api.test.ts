@@ -1,0 +1,148 @@
+/**
+ * Approvals through the doors people use, against a real dev server and a worker process: the
+ * `approvals`, `approve` and `reject` commands and `GET/POST /api/approvals`. Refused decisions show
+ * the run's own reason (not "Workflow Update failed"); finished runs say they are finished.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { startApiServer } from '../../cli/api/server';
+import type { RunningApiServer } from '../../cli/api/server';
+import type { AgentInput } from '../../shared/agent';
+import { startAgentRun } from '../../cli/start-run';
+import type { DevServerFixture } from '../support/dev-server';
+import { startDevServerFixture } from '../support/dev-server';
+import type { WorkerProcess } from '../support/processes';
+import { runCli, startWorkerProcess } from '../support/processes';
+import { answerTurn, callTurn } from '../support/scripts';
+import { tempDir, uid } from '../support/temporal';
+
+let fx: DevServerFixture;
+let worker: WorkerProcess;
+let taskQueue: string;
+let api: RunningApiServer;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  fx = await startDevServerFixture();
+  taskQueue = uid('approvals');
+  env = { TEMPORAL_ADDRESS: fx.address, DURABLE_AGENT_TASK_QUEUE: taskQueue };
+  worker = await startWorkerProcess(env);
+  api = await startApiServer({ client: fx.client, taskQueue, host: '127.0.0.1', port: 0 });
+}, 120_000);
+
+afterAll(async () => {
+  await api?.close();
+  worker?.child.kill('SIGTERM');
+  await worker?.exited;
+  await fx?.stop();
+});
+
+async function call(method: string, p: string, body?: unknown) {
+  const res = await fetch(`${api.url}${p}`, {
+    method,
+    headers: body !== undefined ? { 'content-type': 'application/json' } : {},
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+async function until<T>(what: string, fn: () => Promise<T | undefined | false>): Promise<T> {
+  for (let i = 0; i < 300; i++) {
+    const v = await fn();
+    if (v) return v;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+test('list, refuse with the validator’s reason, reject, and say finished runs are finished', async () => {
+  const user = uid('ana');
+  const input: AgentInput = {
+    task: 'mail the report',
+    tools: ['send_email'],
+    notify: { user },
+    model: {
+      provider: 'scripted',
+      turns: [
+        callTurn(['send_email', { to: ['boss@example.com'], subject: 'Report', text: 'Attached.' }, 's1']),
+        answerTurn('{{last_tool_results}}'),
+      ],
+    },
+  };
+  const id = uid('run');
+  const handle = await startAgentRun(fx.client, input, { workflowId: id, taskQueue });
+
+  const listed = await until('the approval over HTTP', async () => {
+    const r = await call('GET', `/api/approvals?run=${encodeURIComponent(id)}`);
+    return (r.body.approvals as unknown[]).length ? r : undefined;
+  });
+  expect(listed.status).toBe(200);
+  expect(listed.body.approvals).toEqual([
+    expect.objectContaining({
+      workflowId: id,
+      toolCallId: 's1',
+      tool: 'send_email',
+      args: { to: ['boss@example.com'], subject: 'Report', text: 'Attached.' },
+    }),
+  ]);
+  // Across runs (visibility) and by the user the run notifies.
+  const all = await until('the run in visibility', async () => {
+    const r = await call('GET', `/api/approvals?user=${encodeURIComponent(user)}`);
+    return (r.body.approvals as { workflowId: string }[]).some((a) => a.workflowId === id) ? r : undefined;
+  });
+  expect((all.body.approvals as unknown[]).length).toBe(1);
+  const cliList = await runCli(['approvals', '--user', user], env);
+  expect(cliList.code).toBe(0);
+  expect(cliList.stdout).toContain(`${id} s1: send_email until`);
+  expect(cliList.stdout).toContain('to: boss@example.com; subject: "Report"');
+
+  const ghost = await runCli(['approve', id, 'ghost'], env);
+  expect(ghost.code).toBe(1);
+  expect(ghost.stderr).toBe(`error: No tool call ghost is waiting for approval; waiting: s1\n`);
+
+  const argsFile = path.join(tempDir('args'), 'edited.json');
+  fs.writeFileSync(argsFile, JSON.stringify({ to: [], subject: 'Report' }));
+  const badEdit = await runCli(['approve', id, 's1', '--args', argsFile], env);
+  expect(badEdit.code).toBe(1);
+  expect(badEdit.stderr).toMatch(
+    /^error: The edited arguments for send_email are invalid: to: .*text: give text and\/or html\n$/,
+  );
+  const badHttp = await call('POST', `/api/approvals/${encodeURIComponent(id)}/s1`, { approve: false });
+  expect(badHttp).toEqual({
+    status: 400,
+    body: { error: 'reason: a rejection needs a reason (shown to the model)' },
+  });
+
+  const rejected = await runCli(['reject', id, 's1', '--reason', 'wrong recipient'], env);
+  expect(rejected).toMatchObject({ code: 0, stdout: 's1: rejected\n' });
+  const result = (await handle.result()) as { answer: string };
+  expect(result.answer).toContain('The user rejected this call: wrong recipient');
+
+  const late = await runCli(['approve', id, 's1'], env);
+  expect(late.code).toBe(1);
+  expect(late.stderr).toBe(
+    `error: Run "${id}" has already ended (COMPLETED); no tool call of it waits for approval any more. See its outcome with: durable-agent status ${id}\n`,
+  );
+  expect(await call('POST', `/api/approvals/${encodeURIComponent(id)}/s1`, { approve: true })).toEqual({
+    status: 409,
+    body: {
+      error: `Run "${id}" has already ended (COMPLETED); no tool call of it waits for approval any more. See its outcome with: durable-agent status ${id}`,
+      code: 'finished',
+    },
+  });
+  expect((await call('POST', '/api/approvals/no-such-run/s1', { approve: true })).status).toBe(404);
+}, 180_000);
+
+test('run --approve with a misspelt or wrongly cased tool is refused before anything starts', async () => {
+  for (const name of ['send_emial', 'Send_Email']) {
+    const out = await runCli(['run', '--tools', 'send_email', '--approve', name, 'x'], env);
+    expect(out.code).toBe(1);
+    expect(out.stderr).toMatch(
+      new RegExp(`policy\\.requireApproval: unknown tool "${name}".*valid tools: get_time, calculator`),
+    );
+  }
+  const notEnabled = await runCli(['run', '--tools', 'calculator', '--approve', 'send_email', 'x'], env);
+  expect(notEnabled.stderr).toMatch(
+    /tool "send_email" is not enabled for this run; enabled tools: calculator/,
+  );
+}, 60_000);
