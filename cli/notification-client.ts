@@ -1,31 +1,60 @@
 /**
  * Client-side notification operations shared by the CLI and the HTTP API: validate before sending,
- * send through the same signal path as every other producer, read through the contract's queries,
+ * send through the same update path as every other producer, read through the contract's queries,
  * and follow a list live. Temporal errors are turned into {@link NotificationTargetError}s that say
- * what is wrong with the target, so both doors report them the same way.
+ * what is wrong (no such target, too large, busy, no worker, server unreachable), so both doors
+ * report them the same way.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import { QueryNotRegisteredError } from '@temporalio/client';
-import { WorkflowNotFoundError } from '@temporalio/common';
+import {
+  QueryNotRegisteredError,
+  WorkflowUpdateFailedError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  isGrpcServiceError,
+} from '@temporalio/client';
+import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { deliver } from '../activities/notifications/deliver';
 import {
-  clearNotificationsSignal,
+  clearNotificationsUpdate,
   inboxUser,
-  markReadSignal,
+  markReadUpdate,
   notificationsQuery,
   notificationsSinceQuery,
 } from '../shared/notifications/messages';
+import type { ClearResult, MarkReadResult, NotifyResult } from '../shared/notifications/messages';
 import type { MarkReadInput, Notification, ValidNotificationInput } from '../shared/notifications/schema';
 import { API_NOTIFICATION_DEFAULTS, validateNotificationInput } from '../shared/notifications/schema';
-import type { NotificationHistory } from '../shared/notifications/state';
+import type {
+  NotificationHistory,
+  NotificationPage,
+  NotificationPageInput,
+} from '../shared/notifications/state';
 import { inboxUserProblem, runIdProblem } from '../shared/identifiers';
 
-/** Why a target cannot be used; the HTTP API maps `invalid_target` to 400 and the rest to 404. */
-export type NotificationTargetErrorCode = 'invalid_target' | 'not_found' | 'not_a_notification_target';
+/**
+ * What went wrong with a target, a closed list the doors map to exit messages and HTTP statuses:
+ * - `invalid_target` (400): not a run id or `inbox:<user>`;
+ * - `not_found` (404): no such run or inbox; `not_a_notification_target` (404): a workflow without
+ *   notifications;
+ * - `invalid_input` (400): the workflow refused the input (its validator's message);
+ * - `busy` (429): the workflow refuses new work until it has continued as new; retry shortly;
+ * - `too_large` (502): an answer over Temporal's message size; ask for a page;
+ * - `no_worker` (503): no worker answered in time (none polls the target's task queue, or all are down);
+ * - `unreachable` (503): the Temporal server cannot be reached.
+ */
+export type NotificationTargetErrorCode =
+  | 'invalid_target'
+  | 'not_found'
+  | 'not_a_notification_target'
+  | 'invalid_input'
+  | 'busy'
+  | 'too_large'
+  | 'no_worker'
+  | 'unreachable';
 
-/** A target that does not exist, cannot take signals, or does not hold notifications. */
+/** A target that cannot be used now, with what to do about it. */
 export class NotificationTargetError extends Error {
   override readonly name = 'NotificationTargetError';
   constructor(
@@ -35,6 +64,19 @@ export class NotificationTargetError extends Error {
     super(message);
   }
 }
+
+/**
+ * How long a door waits for a workflow to answer an update or a query before it says no worker is
+ * answering (the server's own query timeout is 30 s, and an update waits for a worker forever).
+ */
+export const ANSWER_TIMEOUT_MS = 10_000;
+
+/** gRPC codes meaning the server could not be reached (UNAVAILABLE 14). */
+const UNREACHABLE_GRPC_CODES = new Set([14]);
+/** RESOURCE_EXHAUSTED (8): among others, a message over the gRPC size limit. */
+const RESOURCE_EXHAUSTED = 8;
+/** DEADLINE_EXCEEDED (4). */
+const DEADLINE_EXCEEDED = 4;
 
 /** Longest accepted target; workflow ids are bounded by the server too, this keeps errors readable. */
 const MAX_TARGET_LENGTH = 1000;
@@ -85,11 +127,60 @@ export function prepareNotification(
   return { ok: true, notification: { ...valid.value, id: valid.value.id ?? randomUUID() } };
 }
 
+/** The gRPC status under a client error, if any. */
+function grpcCause(err: unknown): { code: number; details: string } | undefined {
+  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if (isGrpcServiceError(e)) return { code: e.code, details: e.details ?? e.message };
+  }
+  return undefined;
+}
+
 /**
  * Turns a Temporal client error about `target` into a {@link NotificationTargetError}; other errors
  * are returned as they are.
  */
 export function explainTargetError(err: unknown, target: string): unknown {
+  if (err instanceof NotificationTargetError) return err;
+  if (err instanceof WorkflowUpdateFailedError) {
+    const cause = err.cause;
+    if (cause instanceof ApplicationFailure && cause.type === 'Busy') {
+      return new NotificationTargetError('busy', `${target}: ${cause.message}`);
+    }
+    if (cause instanceof ApplicationFailure && /^Invalid/.test(cause.type ?? '')) {
+      return new NotificationTargetError('invalid_input', cause.message);
+    }
+    if (/update|handler/i.test(cause?.message ?? '') && /not|unknown|no /i.test(cause?.message ?? '')) {
+      return new NotificationTargetError(
+        'not_a_notification_target',
+        `Workflow "${target}" does not take notifications (give an agent run id or inbox:<user>)`,
+      );
+    }
+  }
+  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
+    return new NotificationTargetError(
+      'no_worker',
+      `No worker answered for "${target}" within ${ANSWER_TIMEOUT_MS / 1000} s: start one (durable-agent worker) on its task queue, then retry`,
+    );
+  }
+  const grpc = grpcCause(err);
+  if (grpc?.code === RESOURCE_EXHAUSTED || /exceeds limit|larger than max/i.test(grpc?.details ?? '')) {
+    return new NotificationTargetError(
+      'too_large',
+      `The answer for "${target}" is too large for Temporal to carry (${grpc?.details ?? 'size limit'}): ask for a page (limit/before)`,
+    );
+  }
+  if (grpc?.code === DEADLINE_EXCEEDED || /timed out before a worker/i.test(grpc?.details ?? '')) {
+    return new NotificationTargetError(
+      'no_worker',
+      `No worker answered for "${target}" in time: start one (durable-agent worker) on its task queue, then retry`,
+    );
+  }
+  if (grpc && UNREACHABLE_GRPC_CODES.has(grpc.code)) {
+    return new NotificationTargetError(
+      'unreachable',
+      `Temporal is unreachable (${grpc.details}); try again shortly`,
+    );
+  }
   if (err instanceof WorkflowNotFoundError) {
     const user = inboxUser(target);
     return new NotificationTargetError(
@@ -108,50 +199,87 @@ export function explainTargetError(err: unknown, target: string): unknown {
   return err;
 }
 
-/** Runs `fn`, translating Temporal errors about `target`. */
-async function onTarget<T>(target: string, fn: () => Promise<T>): Promise<T> {
+/** True when the server answers a cheap call within two seconds. */
+async function serverAnswers(client: Client): Promise<boolean> {
   try {
-    return await fn();
+    await client.withDeadline(Date.now() + 2000, () => client.workflowService.getSystemInfo({}));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Runs `fn` with a deadline, translating Temporal errors about `target`. */
+async function onTarget<T>(client: Client, target: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await client.withDeadline(Date.now() + ANSWER_TIMEOUT_MS, fn);
   } catch (err) {
-    throw explainTargetError(err, target);
+    const explained = explainTargetError(err, target);
+    // Our own deadline passing says only that no answer came: from no worker, or from no server.
+    if (
+      explained instanceof NotificationTargetError &&
+      explained.code === 'no_worker' &&
+      !(await serverAnswers(client))
+    ) {
+      throw new NotificationTargetError('unreachable', 'Temporal is unreachable; try again shortly');
+    }
+    throw explained;
   }
 }
 
 /**
- * Sends a prepared notification by the `notify` signal; an `inbox:` target is created on first use
- * (signal-with-start on `taskQueue`), any other target must be a running workflow.
+ * Sends a prepared notification by the `notify` update and returns where it was stored; an
+ * `inbox:` target is created on first use (update-with-start on `taskQueue`), any other target
+ * must be a running workflow. The id is settled before sending, so resending after a timeout
+ * updates the same notification instead of adding a second.
  */
 export async function sendNotification(
   client: Client,
   taskQueue: string,
   target: string,
   notification: PreparedNotification,
-): Promise<void> {
-  await onTarget(target, () => deliver(client, taskQueue, { targets: [target], notification }));
+): Promise<NotifyResult> {
+  const [result] = await onTarget(client, target, () =>
+    deliver(client, taskQueue, { targets: [target], notification }),
+  );
+  return result as NotifyResult;
 }
 
-/** The target's full list (the `notifications` query). */
-export function readNotifications(client: Client, target: string): Promise<NotificationHistory> {
-  return onTarget(target, () => client.workflow.getHandle(target).query(notificationsQuery));
+/**
+ * The target's list (the `notifications` query): the whole list, or a page with `limit`/`before`;
+ * `truncated` says when items were left out.
+ */
+export function readNotifications(
+  client: Client,
+  target: string,
+  pageInput?: NotificationPageInput,
+): Promise<NotificationPage> {
+  return onTarget(client, target, () =>
+    client.workflow.getHandle(target).query(notificationsQuery, ...(pageInput ? [pageInput] : [])),
+  );
 }
 
 /** What changed after update number `updateNo` of list `guid` (the `notificationsSince` query). */
 export function readNotificationsSince(client: Client, target: string, updateNo: number, guid?: string) {
-  return onTarget(target, () =>
+  return onTarget(client, target, () =>
     client.workflow
       .getHandle(target)
       .query(notificationsSinceQuery, { updateNo, ...(guid !== undefined ? { guid } : {}) }),
   );
 }
 
-/** Sends `markRead`; the input must already satisfy `MarkReadInputSchema`. Never creates an inbox. */
-export function sendMarkRead(client: Client, target: string, input: MarkReadInput): Promise<void> {
-  return onTarget(target, () => client.workflow.getHandle(target).signal(markReadSignal, input));
+/** Sends the `markRead` update; the input must already satisfy `MarkReadInputSchema`. Never creates an inbox. */
+export function sendMarkRead(client: Client, target: string, input: MarkReadInput): Promise<MarkReadResult> {
+  return onTarget(client, target, () =>
+    client.workflow.getHandle(target).executeUpdate(markReadUpdate, { args: [input] }),
+  );
 }
 
-/** Sends `clearNotifications`. Never creates an inbox. */
-export function sendClearNotifications(client: Client, target: string): Promise<void> {
-  return onTarget(target, () => client.workflow.getHandle(target).signal(clearNotificationsSignal));
+/** Sends the `clearNotifications` update. Never creates an inbox. */
+export function sendClearNotifications(client: Client, target: string): Promise<ClearResult> {
+  return onTarget(client, target, () =>
+    client.workflow.getHandle(target).executeUpdate(clearNotificationsUpdate),
+  );
 }
 
 /** One step of a followed list: the first full list, a replaced list, or a diff. */
@@ -218,7 +346,8 @@ export async function followNotifications(
     try {
       answer = await readNotificationsSince(client, target, update, guid);
     } catch (err) {
-      if (err instanceof NotificationTargetError) throw err;
+      const retryable = ['busy', 'no_worker', 'unreachable'];
+      if (err instanceof NotificationTargetError && !retryable.includes(err.code)) throw err;
       opts.onRetry?.(err);
       continue;
     }

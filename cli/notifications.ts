@@ -1,6 +1,6 @@
 /**
  * CLI commands for notifications (`notifications`, `notify`, `mark-read`, `clear-notifications`) and
- * the HTTP API server (`api`). Every command goes through the public contract: signals to change,
+ * the HTTP API server (`api`). Every command goes through the public contract: updates to change,
  * queries to read, so what the CLI does any other Temporal client can do.
  */
 import type { Command } from 'commander';
@@ -73,12 +73,20 @@ function table(rows: string[][], header: readonly string[]): string[] {
   return [line(header), ...rows.map(line)];
 }
 
-function printList(history: NotificationHistory, unreadOnly: boolean): void {
+function printList(
+  history: NotificationHistory & { truncated?: boolean; before?: number },
+  unreadOnly: boolean,
+): void {
   const shown = unreadOnly ? history.notifications.filter((n) => !n.read) : history.notifications;
   const unread = history.notifications.filter((n) => !n.read).length;
   if (shown.length === 0) console.log(unreadOnly ? 'No unread notifications.' : 'No notifications.');
   else for (const l of table(shown.map(row), COLUMNS)) console.log(l);
-  console.log(`${history.count} notifications, ${unread} unread`);
+  if (history.truncated) {
+    console.log(
+      `${history.notifications.length} of ${history.count} notifications shown, ${unread} of them unread` +
+        (history.before !== undefined ? `; older ones: --before ${history.before}` : ''),
+    );
+  } else console.log(`${history.count} notifications, ${unread} unread`);
 }
 
 /** Prints one watch event as labelled rows, or as one JSON line with --json. */
@@ -133,6 +141,14 @@ function positiveInt(value: string): number {
   return n;
 }
 
+function wholeNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) {
+    throw new InvalidArgumentError('must be a whole number ≥ 0');
+  }
+  return n;
+}
+
 function port(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 0 || n > 65535)
@@ -164,14 +180,33 @@ export function registerNotificationCommands(program: Command, target: () => Tem
     .option('--json', 'JSON output (with --watch: one JSON event per line)')
     .option('--watch', 'keep running and print new and updated notifications as they happen')
     .option('--interval <ms>', 'with --watch: milliseconds between checks', positiveInt, 500)
+    .option('--limit <n>', 'only the newest n notifications (a page)', positiveInt)
+    .option(
+      '--before <no>',
+      'only notifications numbered below no (the next page of a --limit listing)',
+      wholeNumber,
+    )
     .action(
       async (
         rawTarget: string,
-        o: { unread?: boolean; json?: boolean; watch?: boolean; interval: number },
+        o: {
+          unread?: boolean;
+          json?: boolean;
+          watch?: boolean;
+          interval: number;
+          limit?: number;
+          before?: number;
+        },
       ) => {
         const id = requireTarget(rawTarget);
+        if (o.watch && (o.limit !== undefined || o.before !== undefined)) {
+          throw new Error('--watch follows the whole list: drop --limit/--before');
+        }
         await withClient(target, async (client) => {
-          const history = await readNotifications(client, id);
+          const history = await readNotifications(client, id, {
+            ...(o.limit !== undefined ? { limit: o.limit } : {}),
+            ...(o.before !== undefined ? { before: o.before } : {}),
+          });
           if (o.json && !o.watch) {
             const notifications = o.unread
               ? history.notifications.filter((n) => !n.read)
@@ -236,11 +271,15 @@ export function registerNotificationCommands(program: Command, target: () => Tem
         display_time: o.displayTime,
       });
       if (!prepared.ok) throw new Error(prepared.error);
-      await withClient(target, async (client) => {
-        await sendNotification(client, loadWorkerConfig().taskQueue, id, prepared.notification);
-      });
-      const sent = { id: prepared.notification.id, target: id };
-      console.log(o.json ? JSON.stringify(sent) : `Sent notification ${sent.id} to ${sent.target}`);
+      const stored = await withClient(target, (client) =>
+        sendNotification(client, loadWorkerConfig().taskQueue, id, prepared.notification),
+      );
+      const sent = { ...stored, target: id };
+      console.log(
+        o.json
+          ? JSON.stringify(sent)
+          : `Sent notification ${sent.id} to ${sent.target} (no ${sent.no}, ${sent.count} in the list)`,
+      );
     });
 
   program
@@ -257,10 +296,8 @@ export function registerNotificationCommands(program: Command, target: () => Tem
       if (!input.success)
         throw new Error(`Invalid --ids: ${input.error.issues.map((i) => i.message).join('; ')}`);
       await withClient(target, async (client) => {
-        await sendMarkRead(client, id, input.data);
-        // Queries see every signal accepted before them, so this count includes the change just made.
-        const after = await readNotifications(client, id);
-        console.log(`Marked read in ${id}; ${after.notifications.filter((n) => !n.read).length} unread left`);
+        const result = await sendMarkRead(client, id, input.data);
+        console.log(`Marked read in ${id}; ${result.unread} unread left`);
       });
     });
 
@@ -294,6 +331,7 @@ export function registerNotificationCommands(program: Command, target: () => Tem
         port: o.port,
         token: config.token,
         corsOrigins: config.corsOrigins,
+        rateLimit: config.rateLimit,
       }).catch(async (err: unknown) => {
         await client.connection.close();
         throw err;

@@ -88,6 +88,13 @@ export const BUDGETS = Object.freeze({
   /** User messages waiting for the next model turn, together; more are refused with an event. */
   pendingUserMessagesBytes: 64 * 1024,
 
+  // ---- databases (protect: the worker's memory, before any result reaches a payload)
+  /**
+   * Bytes one SQL statement's session may receive from the database server. Counted on the socket
+   * while rows arrive, so one huge value is cut off mid-row instead of being held whole.
+   */
+  sqlWireBytes: 8 * 1024 * 1024,
+
   // ---- identifiers (protect: the server's id length limit, and terminals and logs that show ids)
   /** A run's workflow id given with `run --id` or as a notification target. */
   runIdBytes: 256,
@@ -108,6 +115,8 @@ export const BUDGETS = Object.freeze({
    * new updates in their validators, which keeps them out of history, until it has continued.
    */
   refuseUpdatesHistoryBytes: 16 * 1024 * 1024,
+  /** … or this many events (the same protection against the 51,200-event limit). */
+  refuseUpdatesHistoryEvents: 16_000,
 } as const);
 
 /** Names of {@link BUDGETS}. */

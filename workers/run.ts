@@ -1,7 +1,9 @@
 import { closeContentStores } from '../activities/content/config';
 import { closeEmailConnections } from '../activities/email';
 import { closeSqlConnections } from '../activities/sql';
+import { checkConnectionRoles } from '../activities/sql/startup-check';
 import type { WorkerConfig } from './config';
+import { ConfigError } from './config';
 import type { TemporalTarget } from './connect';
 import { connectClient, connectWorker } from './connect';
 import { installLogging } from './logging';
@@ -29,6 +31,14 @@ export function runWorker(opts: {
   let stopRequested = false;
   let shutdown: (() => void) | undefined;
   const done = (async () => {
+    const roles = await checkConnectionRoles(opts.config.databases);
+    if (roles.refused.length > 0) throw new ConfigError(roles.refused.join('\n'));
+    if (roles.unchecked.length > 0) {
+      console.error(
+        `warning: could not reach database connection(s) ${roles.unchecked.join(', ')} to check their role; ` +
+          'each is checked again on first use',
+      );
+    }
     const connection = await connectWorker(opts.target);
     const tracing = startTracing(opts.config);
     // The worker's own client (notification signals) carries the trace on, too.

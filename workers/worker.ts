@@ -7,6 +7,8 @@ import type { ContentStore } from '../activities/content/store';
 import type { WorkerConfig } from './config';
 import { ActivityOutcomeLogger } from './interceptors';
 import { PrivateValuesInterceptor } from './private-values';
+import { ErrorSanitiser } from './sanitise-errors';
+import { secretsOfConfig } from '../shared/redact-secrets';
 import type { Tracing } from './tracing';
 
 /** What a worker needs. Tests pass a prebuilt bundle and swapped providers. */
@@ -45,6 +47,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worke
     }),
     ...opts.activityOverrides,
   };
+  const secrets = secretsOfConfig(opts.config);
   return Worker.create({
     connection: opts.connection,
     namespace: opts.namespace,
@@ -56,6 +59,8 @@ export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worke
       // The call's arguments are known to everything inside it (to redact them from messages);
       // Temporal's tracing interceptor comes next, so the agent's spans nest under RunActivity.
       activity: [
+        // Outermost: what leaves an activity (into the SDK's log and into history) is sanitised last.
+        () => ({ inbound: new ErrorSanitiser(secrets) }),
         () => ({ inbound: new PrivateValuesInterceptor() }),
         ...(opts.tracing ? opts.tracing.activityInterceptors.slice(0, 1) : []),
         () => ({ inbound: new ActivityOutcomeLogger() }),

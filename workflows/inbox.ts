@@ -5,6 +5,7 @@ import {
   continueAsNew,
   workflowInfo,
 } from '@temporalio/workflow';
+import { BUDGETS } from '../shared/budgets';
 import { NotificationStateSchema } from '../shared/notifications/state';
 import type { NotificationState } from '../shared/notifications/state';
 import { NotificationBox } from './notifications';
@@ -13,20 +14,38 @@ import { NotificationBox } from './notifications';
 export interface InboxInput {
   /** Capacity of the inbox; default 100 (SPEC). */
   maxNotifications?: number;
-  /** Signals handled in one run before continuing as new (also on the server's suggestion). */
+  /**
+   * Byte capacity of the inbox (its notifications as JSON), up to and by default
+   * `BUDGETS.notificationStateBytes`; the oldest are evicted first past it or past the count.
+   */
+  maxBytes?: number;
+  /**
+   * Signals and updates handled in one run before continuing as new (it also continues on the
+   * server's suggestion and when its history passes the budgets in `shared/budgets.ts`).
+   */
   continueAsNewAfter?: number;
   /** State carried over continue-as-new. */
   carried?: NotificationState;
 }
 
-/** Signals per run before continuing as new, keeping each run's history small. */
+/** Signals and updates per run before continuing as new, keeping each run's history small. */
 const DEFAULT_CONTINUE_AS_NEW_AFTER = 500;
-/** History events per run before continuing as new, whatever the signal count. */
-const MAX_HISTORY_EVENTS = 2000;
+
+/** True when this run's history should end in a continue-as-new. */
+function historyFull(): boolean {
+  const info = workflowInfo();
+  return (
+    info.continueAsNewSuggested ||
+    info.historySize >= BUDGETS.continueAsNewHistoryBytes ||
+    info.historyLength >= BUDGETS.continueAsNewHistoryEvents
+  );
+}
 
 /**
- * A user's inbox: aggregates notifications across agent runs. Created by signal-with-start, runs
- * forever, and continues as new with its exact state, so nothing is lost or renumbered by it.
+ * A user's inbox: aggregates notifications across agent runs. Created by update-with-start (or
+ * signal-with-start), runs forever, and continues as new with its exact state, so nothing is lost
+ * or renumbered by it. The carried state is within its byte capacity, so under the payload limit;
+ * while a continue-as-new is overdue the update validators refuse new work (see `busyReason`).
  */
 export async function inboxWorkflow(input: InboxInput = {}): Promise<never> {
   const parsed = input.carried === undefined ? undefined : NotificationStateSchema.safeParse(input.carried);
@@ -38,17 +57,23 @@ export async function inboxWorkflow(input: InboxInput = {}): Promise<never> {
     });
   }
   const carried = parsed?.data;
-  const box = new NotificationBox(carried, input.maxNotifications);
+  let box: NotificationBox;
+  try {
+    box = new NotificationBox(carried, {
+      ...(input.maxNotifications !== undefined ? { max: input.maxNotifications } : {}),
+      ...(input.maxBytes !== undefined ? { maxBytes: input.maxBytes } : {}),
+    });
+  } catch (err) {
+    // A plain error would retry the workflow task forever; bad input fails the run, saying why.
+    throw ApplicationFailure.create({
+      type: 'InvalidInboxInput',
+      message: `Invalid inbox input: ${(err as Error).message}`,
+      nonRetryable: true,
+    });
+  }
   box.registerHandlers();
   const limit = input.continueAsNewAfter ?? DEFAULT_CONTINUE_AS_NEW_AFTER;
-  // The history length guard keeps a flood of signals from growing one run's history (and its
-  // replay time) without bound while continue-as-new waits for a quiet moment.
-  await condition(
-    () =>
-      workflowInfo().continueAsNewSuggested ||
-      box.handled >= limit ||
-      workflowInfo().historyLength >= MAX_HISTORY_EVENTS,
-  );
+  await condition(() => historyFull() || box.handled >= limit);
   await condition(allHandlersFinished);
   return continueAsNew<typeof inboxWorkflow>({ ...input, carried: box.snapshot() });
 }

@@ -1,12 +1,17 @@
-import { log, setHandler, uuid4 } from '@temporalio/workflow';
+import { ApplicationFailure, log, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import { BUDGETS, formatBytes } from '../shared/budgets';
 import {
   clearNotificationsSignal,
+  clearNotificationsUpdate,
   markReadSignal,
+  markReadUpdate,
   notificationsQuery,
   notificationsSinceQuery,
   notifySignal,
+  notifyUpdate,
   unreadCountQuery,
 } from '../shared/notifications/messages';
+import type { NotifyResult } from '../shared/notifications/messages';
 import type { MarkReadInput, ValidNotificationInput } from '../shared/notifications/schema';
 import {
   API_NOTIFICATION_DEFAULTS,
@@ -18,42 +23,80 @@ import {
   add,
   clear,
   createNotificationState,
-  history,
+  currentUpdate,
   markRead,
+  page,
   since,
   unreadCount,
 } from '../shared/notifications/state';
 
+/** Options of a {@link NotificationBox}'s new state (ignored when a state is carried over). */
+export interface NotificationBoxOptions {
+  max?: number;
+  maxBytes?: number;
+}
+
 /**
- * A workflow's notifications: the state, and the signal and query handlers of the public contract.
- * Shared by agent runs and inboxes. Changes come only through signals (or the owning workflow);
- * reads only through queries.
+ * Why the workflow refuses new updates now, or undefined: its history is past the high-water mark
+ * (continue-as-new is overdue, e.g. under a flood). A refused update never enters history, so a
+ * flood delays the workflow but cannot push it to the server's history limits.
+ */
+export function busyReason(): string | undefined {
+  const { historySize, historyLength } = workflowInfo();
+  if (historySize < BUDGETS.refuseUpdatesHistoryBytes && historyLength < BUDGETS.refuseUpdatesHistoryEvents) {
+    return undefined;
+  }
+  return (
+    `Busy: this workflow's history (${formatBytes(historySize)}, ${historyLength} events) is past ` +
+    `its high-water mark until it continues as new; retry in a few seconds`
+  );
+}
+
+/** The error a validator throws: the caller gets `message`; nothing enters history. */
+function refuse(type: 'InvalidNotification' | 'InvalidMarkRead' | 'Busy', message: string): never {
+  throw ApplicationFailure.create({ type, message, nonRetryable: true });
+}
+
+/**
+ * A workflow's notifications: the state, and the update, signal and query handlers of the public
+ * contract. Shared by agent runs and inboxes. Changes come only through updates, signals (or the
+ * owning workflow); reads only through queries.
  */
 export class NotificationBox {
   private state: NotificationState;
-  /** Signals refused for bad payloads, counted so a producer bug is visible in logs. */
+  /** Signals dropped for bad payloads, counted so a producer bug is visible in logs. */
   rejected = 0;
-  /** Signals handled by this run, valid or not. */
+  /** Signals and updates handled by this run, valid or not. */
   handled = 0;
 
-  constructor(carried?: NotificationState, max?: number) {
-    this.state = carried ?? createNotificationState({ guid: uuid4(), ...(max ? { max } : {}) });
+  constructor(carried?: NotificationState, options: NotificationBoxOptions = {}) {
+    this.state =
+      carried ??
+      createNotificationState({
+        guid: uuid4(),
+        ...(options.max ? { max: options.max } : {}),
+        ...(options.maxBytes ? { maxBytes: options.maxBytes } : {}),
+      });
   }
 
-  /** The state to carry over continue-as-new. */
+  /** The state to carry over continue-as-new (within its byte capacity, so under the payload limit). */
   snapshot(): NotificationState {
     return this.state;
   }
 
   /**
-   * Adds (or updates in place) a notification. A bad payload is logged and dropped: a signal cannot
-   * answer, and throwing here would fail the workflow task, so producers validate before sending.
+   * Adds (or updates in place) a notification from a signal. A bad payload is dropped and logged
+   * by the fields at fault only, never the value (it may be huge, or private): a signal cannot
+   * answer, and throwing here would fail the workflow task.
    */
   notify(raw: unknown): boolean {
     const valid = validateNotificationInput(raw, API_NOTIFICATION_DEFAULTS);
     if (!valid.ok) {
       this.rejected += 1;
-      log.warn('notify signal rejected', { error: valid.error });
+      log.warn('notify signal dropped: invalid notification', {
+        fields: valid.fields,
+        rejected: this.rejected,
+      });
       return false;
     }
     this.add(valid.value);
@@ -61,8 +104,24 @@ export class NotificationBox {
   }
 
   /** Adds a notification the owning workflow raised itself (e.g. an approval timeout). */
-  add(input: ValidNotificationInput): void {
-    this.state = add(this.state, input, { now: new Date().toISOString(), newId: uuid4 }).state;
+  add(input: ValidNotificationInput): NotifyResult {
+    const result = add(this.state, input, { now: new Date().toISOString(), newId: uuid4 });
+    this.state = result.state;
+    return {
+      id: result.notification.id,
+      no: result.notification.no,
+      created: result.created,
+      update: currentUpdate(this.state),
+      guid: this.state.guid,
+      count: this.state.notifications.length,
+      evicted: this.state.evicted,
+    };
+  }
+
+  private markRead(input: MarkReadInput): string[] {
+    const result = markRead(this.state, input);
+    this.state = result.state;
+    return result.marked;
   }
 
   registerHandlers(): void {
@@ -70,21 +129,81 @@ export class NotificationBox {
       this.handled += 1;
       this.notify(input);
     });
+    setHandler(
+      notifyUpdate,
+      (input) => {
+        this.handled += 1;
+        // Validators do not run on replay, so the handler validates again (pure, deterministic).
+        const valid = validateNotificationInput(input, API_NOTIFICATION_DEFAULTS);
+        if (!valid.ok) return refuse('InvalidNotification', valid.error);
+        return this.add(valid.value);
+      },
+      {
+        validator: (input) => {
+          const busy = busyReason();
+          if (busy) refuse('Busy', busy);
+          const valid = validateNotificationInput(input, API_NOTIFICATION_DEFAULTS);
+          if (!valid.ok) refuse('InvalidNotification', valid.error);
+        },
+      },
+    );
     setHandler(markReadSignal, (input: MarkReadInput) => {
       this.handled += 1;
       const parsed = MarkReadInputSchema.safeParse(input);
       if (!parsed.success) {
         this.rejected += 1;
-        log.warn('markRead signal rejected', { error: parsed.error.issues.map((i) => i.message).join('; ') });
+        log.warn('markRead signal dropped: invalid input', {
+          fields: parsed.error.issues.map((i) => i.path.join('.') || '(input)'),
+        });
         return;
       }
-      this.state = markRead(this.state, parsed.data).state;
+      this.markRead(parsed.data);
     });
+    setHandler(
+      markReadUpdate,
+      (input) => {
+        this.handled += 1;
+        const parsed = MarkReadInputSchema.safeParse(input);
+        if (!parsed.success)
+          return refuse('InvalidMarkRead', parsed.error.issues.map((i) => i.message).join('; '));
+        const marked = this.markRead(parsed.data);
+        return {
+          marked,
+          unread: unreadCount(this.state),
+          update: currentUpdate(this.state),
+          guid: this.state.guid,
+        };
+      },
+      {
+        validator: (input) => {
+          const busy = busyReason();
+          if (busy) refuse('Busy', busy);
+          const parsed = MarkReadInputSchema.safeParse(input);
+          if (!parsed.success)
+            refuse('InvalidMarkRead', parsed.error.issues.map((i) => i.message).join('; '));
+        },
+      },
+    );
     setHandler(clearNotificationsSignal, () => {
       this.handled += 1;
       this.state = clear(this.state, { newId: uuid4 });
     });
-    setHandler(notificationsQuery, () => history(this.state));
+    setHandler(
+      clearNotificationsUpdate,
+      () => {
+        this.handled += 1;
+        const removed = this.state.notifications.length;
+        this.state = clear(this.state, { newId: uuid4 });
+        return { guid: this.state.guid, removed };
+      },
+      {
+        validator: () => {
+          const busy = busyReason();
+          if (busy) refuse('Busy', busy);
+        },
+      },
+    );
+    setHandler(notificationsQuery, (input) => page(this.state, input ?? {}));
     setHandler(unreadCountQuery, () => unreadCount(this.state));
     setHandler(notificationsSinceQuery, (args) => {
       const updateNo = typeof args?.updateNo === 'number' && args.updateNo >= 0 ? args.updateNo : 0;

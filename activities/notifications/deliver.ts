@@ -1,11 +1,13 @@
 import type { Client } from '@temporalio/client';
+import { WithStartWorkflowOperation } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import {
   INBOX_WORKFLOW_TYPE,
   inboxUser,
   inboxWorkflowId,
-  notifySignal,
+  notifyUpdate,
 } from '../../shared/notifications/messages';
+import type { NotifyResult } from '../../shared/notifications/messages';
 import type { NotificationInput } from '../../shared/notifications/schema';
 
 /** Input of the `deliverNotification` activity. */
@@ -16,28 +18,31 @@ export interface DeliverNotificationInput {
 }
 
 /**
- * Sends one notification to each target through the `notify` signal: the same path every producer
- * uses. Inboxes are created on first use by signal-with-start.
+ * Sends one notification to each target through the `notify` update: the same path every producer
+ * uses. The target validates it before it enters history (and refuses it while its history is past
+ * the high-water mark); each answer says where it was stored. Inboxes are created on first use by
+ * update-with-start. Sending again with the same `id` updates in place, so a retry adds nothing.
  */
 export async function deliver(
   client: Client,
   taskQueue: string,
   input: DeliverNotificationInput,
-): Promise<void> {
-  await Promise.all(
+): Promise<NotifyResult[]> {
+  return Promise.all(
     input.targets.map(async (target) => {
       const user = inboxUser(target);
-      if (user !== null) {
-        await client.workflow.signalWithStart(INBOX_WORKFLOW_TYPE, {
+      if (user === null) {
+        return client.workflow.getHandle(target).executeUpdate(notifyUpdate, { args: [input.notification] });
+      }
+      return client.workflow.executeUpdateWithStart(notifyUpdate, {
+        args: [input.notification],
+        startWorkflowOperation: new WithStartWorkflowOperation(INBOX_WORKFLOW_TYPE, {
           workflowId: inboxWorkflowId(user),
           taskQueue,
           args: [{}],
-          signal: notifySignal,
-          signalArgs: [input.notification],
-        });
-      } else {
-        await client.workflow.getHandle(target).signal(notifySignal, input.notification);
-      }
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
+      });
     }),
   );
 }

@@ -19,6 +19,40 @@ const TestHooksSchema = z
     'TEST ONLY: sql_query pauses (heartbeating) at this point of a write so a test can kill the worker there',
   );
 
+/** URL schemes each server engine accepts. */
+const URL_SCHEMES = { postgres: ['postgres:', 'postgresql:'], mysql: ['mysql:', 'mariadb:'] } as const;
+
+/**
+ * What is wrong with a connection URL, or null when it can be used. The answer never contains the
+ * URL or any part of it (it holds the password), so it can go into logs and workflow history.
+ */
+export function connectionUrlProblem(engine: 'postgres' | 'mysql', url: string): string | null {
+  const example =
+    engine === 'postgres' ? 'postgres://user:password@host:5432/db' : 'mysql://user:password@host:3306/db';
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return `the URL is malformed (expected ${example}; a password with @ : / # ? must be percent-encoded)`;
+  }
+  if (!(URL_SCHEMES[engine] as readonly string[]).includes(parsed.protocol))
+    return `the URL scheme must be ${URL_SCHEMES[engine].join(' or ')}// for engine ${engine} (expected ${example})`;
+  if (!parsed.hostname) return `the URL has no host (expected ${example})`;
+  return null;
+}
+
+/** The zod check of a server URL: the message names the problem, never the value. */
+function urlSchema(engine: 'postgres' | 'mysql', description: string) {
+  return z
+    .string()
+    .min(1)
+    .superRefine((url, ctx) => {
+      const problem = connectionUrlProblem(engine, url);
+      if (problem) ctx.addIssue({ code: 'custom', message: problem });
+    })
+    .describe(description);
+}
+
 /** Settings every engine shares. */
 const common = {
   writable: z
@@ -46,6 +80,21 @@ const common = {
     .max(1024 * 1024)
     .default(64 * 1024)
     .describe('Size of the rows returned per call, as JSON; larger results are truncated with a notice'),
+  maxAffectedRows: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .default(100)
+    .describe(
+      'Most rows one INSERT/UPDATE/DELETE may change; over it the transaction is rolled back and the model told how many it would have touched',
+    ),
+  allowPrivilegedRole: z
+    .boolean()
+    .default(false)
+    .describe(
+      'Accept a role with superuser or global privileges (refused by default: the agent could read password hashes and server files)',
+    ),
   description: z
     .string()
     .max(2000)
@@ -57,10 +106,10 @@ const common = {
 const PostgresSchema = z
   .object({
     engine: z.literal('postgres'),
-    url: z
-      .string()
-      .min(1)
-      .describe('postgres://user:password@host:port/db; write "${env:NAME}" to keep it out of the file'),
+    url: urlSchema(
+      'postgres',
+      'postgres://user:password@host:port/db; write "${env:NAME}" to keep it out of the file',
+    ),
     schema: z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_$]{0,62}$/)
@@ -74,12 +123,10 @@ const PostgresSchema = z
 const MysqlSchema = z
   .object({
     engine: z.literal('mysql'),
-    url: z
-      .string()
-      .min(1)
-      .describe(
-        'mysql://user:password@host:port/db (MySQL or MariaDB); "${env:NAME}" keeps it out of the file',
-      ),
+    url: urlSchema(
+      'mysql',
+      'mysql://user:password@host:port/db (MySQL or MariaDB); "${env:NAME}" keeps it out of the file',
+    ),
     poolSize: z.number().int().min(1).max(50).default(4),
   })
   .extend(common)

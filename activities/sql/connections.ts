@@ -1,10 +1,11 @@
 import type { DatabaseConnectionConfig, DatabasesConfig } from './config';
-import { effectiveConnections, pickConnectionName } from './config';
+import { connectionUrlProblem, effectiveConnections, pickConnectionName } from './config';
 import { MysqlEngine } from './engines/mysql';
 import { PgliteEngine } from './engines/pglite';
 import { PostgresEngine } from './engines/postgres';
 import type { SqlEngine } from './engines/types';
-import { secretsOfUrl } from './errors';
+import { secretsOfUrl, sqlFailure } from './errors';
+import { privilegedAbilities, privilegedRoleProblem } from './role-check';
 
 /** Builds the engine of one configured connection; swappable in tests. */
 export type EngineFactory = (config: DatabaseConnectionConfig) => SqlEngine;
@@ -53,6 +54,9 @@ export class SqlConnections {
     const config = this.configs[picked.name] as DatabaseConnectionConfig;
     let engine = this.engines.get(picked.name);
     if (!engine) {
+      // A worker started from a config file has checked this already; one built in code may not have.
+      const problem = config.engine === 'pglite' ? null : connectionUrlProblem(config.engine, config.url);
+      if (problem) throw sqlFailure('SqlConfigError', `Database connection "${picked.name}": ${problem}`);
       engine = this.factory(config);
       this.engines.set(picked.name, engine);
     }
@@ -62,6 +66,27 @@ export class SqlConnections {
       engine,
       secrets: config.engine === 'pglite' ? [] : secretsOfUrl(config.url),
     };
+  }
+
+  private readonly roleChecks = new Map<string, Promise<string | null>>();
+
+  /**
+   * Refuses (once per connection, cached) a server connection whose role is privileged, unless it
+   * is allowed by configuration. Returns the refusal, or null; a connection failure propagates.
+   */
+  checkRole(conn: ResolvedConnection): Promise<string | null> {
+    if (conn.config.engine === 'pglite') return Promise.resolve(null);
+    let check = this.roleChecks.get(conn.name);
+    if (!check) {
+      const config = conn.config;
+      check = privilegedAbilities(conn.engine, config.statementTimeoutMs).then((abilities) =>
+        privilegedRoleProblem(conn.name, config, abilities),
+      );
+      // A failed check (server down) is tried again on the next call.
+      check.catch(() => this.roleChecks.delete(conn.name));
+      this.roleChecks.set(conn.name, check);
+    }
+    return check;
   }
 
   /** Closes every pool and stops every embedded database. Safe to call twice. */

@@ -19,6 +19,14 @@ export class SqlTimeoutError extends Error {
   }
 }
 
+/** Thrown by an engine when a session received more than its byte budget (the engine has stopped it). */
+export class SqlResultTooLargeError extends Error {
+  override readonly name = 'SqlResultTooLargeError';
+  constructor(readonly budgetBytes: number) {
+    super(`the result was larger than ${budgetBytes} bytes`);
+  }
+}
+
 /** Thrown by an engine when it could not get a connection (or start its database) at all. */
 export class SqlConnectError extends Error {
   override readonly name = 'SqlConnectError';

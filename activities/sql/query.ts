@@ -10,6 +10,7 @@ import type { SqlEngine, SqlSession, StatementResult } from './engines/types';
 import type { DbErrorClass } from './errors';
 import {
   SqlConnectError,
+  SqlResultTooLargeError,
   classifyDbError,
   connectionFailure,
   describeDbError,
@@ -54,6 +55,14 @@ const CURSOR = 'durable_agent_rows';
 const HEARTBEAT_MS = 3000;
 
 /** A statement error the session survived (it rolled back): returned to the model, not thrown. */
+/** A write that changed more rows than the connection's `maxAffectedRows`; thrown to roll it back. */
+class TooManyRowsChanged extends Error {
+  override readonly name = 'TooManyRowsChanged';
+  constructor(readonly affectedRows: number) {
+    super(`the statement changed ${affectedRows} rows`);
+  }
+}
+
 class StatementFailed {
   constructor(
     readonly error: unknown,
@@ -189,6 +198,9 @@ async function runWrite(
           return undefined;
         }
         const result = await s.query(sql, params, keep);
+        // Inside the transaction: over the cap, throwing rolls the change (and the claim) back.
+        if ((result.affectedRows ?? 0) > config.maxAffectedRows)
+          throw new TooManyRowsChanged(result.affectedRows ?? 0);
         await recordWriteResult(s, engine.dialect, record.writeKey, finish(result));
         return { result };
       });
@@ -214,6 +226,16 @@ async function stall(hook: SqlStallHook | undefined, at: SqlStallPoint): Promise
 
 /** The tool error for a statement the database rejected or stopped: what happened and what to change. */
 function statementError(failed: StatementFailed, conn: ResolvedConnection): ToolResult {
+  if (failed.error instanceof TooManyRowsChanged) {
+    return {
+      content:
+        `The statement would have changed ${failed.error.affectedRows} rows, more than the ${conn.config.maxAffectedRows} ` +
+        `allowed per statement on connection "${conn.name}", so it was rolled back and nothing changed. ` +
+        'Narrow the WHERE clause (e.g. by id), or split the change into smaller statements.',
+      isError: true,
+      data: { connection: conn.name, error: 'too_many_rows', affectedRows: failed.error.affectedRows },
+    };
+  }
   if (failed.cls === 'timeout') {
     return {
       content:
@@ -278,6 +300,14 @@ export async function sqlQuery(deps: SqlQueryDeps, input: SqlQueryInput): Promis
     };
   }
 
+  let roleProblem: string | null;
+  try {
+    roleProblem = await deps.connections.checkRole(conn);
+  } catch (err) {
+    throw sessionFailure(err, conn);
+  }
+  if (roleProblem) throw sqlFailure('SqlConfigError', roleProblem);
+
   const maxRows = Math.min(args.maxRows ?? config.maxRows, config.maxRows);
   const keep = maxRows + 1;
   const started = Date.now();
@@ -322,6 +352,15 @@ export async function sqlQuery(deps: SqlQueryDeps, input: SqlQueryInput): Promis
               ctx.cancellationSignal,
             );
     } catch (err) {
+      if (err instanceof SqlResultTooLargeError) {
+        return {
+          content:
+            `The result was larger than ${err.budgetBytes} bytes while it arrived, so the statement was stopped. ` +
+            'Select fewer or narrower columns (e.g. left(col, 200) or length(col)), or fewer rows.',
+          isError: true,
+          data: { connection: conn.name, error: 'result_too_large' },
+        };
+      }
       if (classifyDbError(err) === 'timeout' && !(err instanceof ApplicationFailure)) {
         return statementError(new StatementFailed(err, 'timeout'), conn);
       }

@@ -296,6 +296,8 @@ export async function sqlSchema(deps: SqlSchemaDeps, input: SqlSchemaInput): Pro
   if (!full) {
     const beat = setInterval(() => ctx.heartbeat(), 3000);
     try {
+      const roleProblem = await deps.connections.checkRole(conn);
+      if (roleProblem) throw sqlFailure('SqlConfigError', roleProblem);
       full = {
         connection: conn.name,
         engine: conn.engine.kind,

@@ -5,7 +5,6 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { isGrpcServiceError } from '@temporalio/client';
 import { Hono } from 'hono';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -15,6 +14,7 @@ import { MarkReadInputSchema, NotificationInputSchema } from '../../shared/notif
 import type { NotificationHistory } from '../../shared/notifications/state';
 import {
   NotificationTargetError,
+  explainTargetError,
   checkTarget,
   followNotifications,
   prepareNotification,
@@ -25,6 +25,9 @@ import {
 } from '../notification-client';
 import { hardening } from './hardening';
 import { registerApprovalRoutes } from './approvals';
+import type { NotificationTargetErrorCode } from '../notification-client';
+import { createRateLimiter } from './rate-limit';
+import type { RateLimit } from './rate-limit';
 import { registerRunRoutes } from './runs';
 
 /** One problem with a request, named by the field (or `(body)`, `(query)`) it is about. */
@@ -33,9 +36,13 @@ export interface ApiIssue {
   message: string;
 }
 
-/** Every error response: `error` says what went wrong; `issues` lists each bad field (400 only). */
+/**
+ * Every error response: `error` says what went wrong; `code` (for target errors) tells the cases
+ * apart for programs; `issues` lists each bad field (400 only).
+ */
 export interface ApiErrorBody {
   error: string;
+  code?: NotificationTargetErrorCode | 'rate_limited';
   issues?: ApiIssue[];
 }
 
@@ -54,7 +61,38 @@ export interface NotificationsAppOptions {
   heartbeatMs?: number;
   /** Where unexpected errors are reported; default stderr. Never receives request headers. */
   logError?: (message: string) => void;
+  /**
+   * Changes (create, mark read) allowed per target: a burst, refilled at a steady rate; over it a
+   * request gets 429 with `Retry-After`. Default {@link DEFAULT_RATE_LIMIT}.
+   */
+  rateLimit?: RateLimit;
 }
+
+/**
+ * Default per-target rate limit: bursts of 60 changes, 20 per second sustained. A flood at this
+ * rate of maximum-size notifications adds about 2 MB of history per second, which an inbox sheds by
+ * continuing as new every couple of seconds; the workflow's own high-water mark is the backstop.
+ */
+export const DEFAULT_RATE_LIMIT: RateLimit = Object.freeze({ burst: 60, perSecond: 20 });
+
+/** HTTP status of each target error code. */
+const STATUS_OF: Record<NotificationTargetErrorCode, ContentfulStatusCode> = {
+  invalid_target: 400,
+  invalid_input: 400,
+  not_found: 404,
+  not_a_notification_target: 404,
+  busy: 429,
+  too_large: 502,
+  no_worker: 503,
+  unreachable: 503,
+};
+
+/** Seconds a client should wait before retrying each retryable code. */
+const RETRY_AFTER_SECONDS: Partial<Record<NotificationTargetErrorCode, number>> = {
+  busy: 2,
+  no_worker: 5,
+  unreachable: 5,
+};
 
 /**
  * Request bodies are small JSON objects; the largest valid notification (50,000-character detail of
@@ -64,9 +102,6 @@ const MAX_BODY_BYTES = 512 * 1024;
 
 /** Fields a create request may carry: the target plus the producer input of the contract. */
 const CREATE_FIELDS = new Set(['target', ...Object.keys(NotificationInputSchema.shape)]);
-
-/** gRPC codes (UNAVAILABLE 14, DEADLINE_EXCEEDED 4) meaning Temporal could not be reached: 503, not 500. */
-const UNREACHABLE_GRPC_CODES = new Set([14, 4]);
 
 /** sha256 first, so both sides have the same length and the comparison time says nothing about the token. */
 function sameToken(given: string, expected: string): boolean {
@@ -126,12 +161,16 @@ async function jsonObject(
   return { ok: true, body: body as Record<string, unknown> };
 }
 
-/** Reads `since` (a whole number ≥ 0) and `guid` from the query string. */
+/** Reads `since` (a whole number ≥ 0) and `guid`, or the page `limit` and `before`, from the query string. */
 function sinceParams(
   c: Context,
-): { ok: true; since?: number; guid?: string } | { ok: false; issues: ApiIssue[] } {
+):
+  | { ok: true; since?: number; guid?: string; limit?: number; before?: number }
+  | { ok: false; issues: ApiIssue[] } {
   const rawSince = c.req.query('since');
   const guid = c.req.query('guid');
+  const rawLimit = c.req.query('limit');
+  const rawBefore = c.req.query('before');
   const issues: ApiIssue[] = [];
   if (rawSince !== undefined && !/^\d{1,15}$/.test(rawSince)) {
     issues.push({ field: 'since', message: 'since must be an update number (a whole number ≥ 0)' });
@@ -139,16 +178,34 @@ function sinceParams(
   if (guid !== undefined && rawSince === undefined) {
     issues.push({ field: 'guid', message: 'guid is only meaningful with since' });
   }
+  if (rawLimit !== undefined && !/^[1-9]\d{0,8}$/.test(rawLimit)) {
+    issues.push({ field: 'limit', message: 'limit must be a whole number ≥ 1' });
+  }
+  if (rawBefore !== undefined && !/^\d{1,9}$/.test(rawBefore)) {
+    issues.push({ field: 'before', message: 'before must be a notification number (a whole number ≥ 0)' });
+  }
+  if (rawSince !== undefined && (rawLimit !== undefined || rawBefore !== undefined)) {
+    issues.push({ field: 'since', message: 'since cannot be combined with limit or before' });
+  }
   if (issues.length > 0) return { ok: false, issues };
   return {
     ok: true,
     ...(rawSince !== undefined ? { since: Number(rawSince) } : {}),
     ...(guid ? { guid } : {}),
+    ...(rawLimit !== undefined ? { limit: Number(rawLimit) } : {}),
+    ...(rawBefore !== undefined ? { before: Number(rawBefore) } : {}),
   };
 }
 
 function withUnread(target: string, history: NotificationHistory) {
   return { target, ...history, unread: history.notifications.filter((n) => !n.read).length };
+}
+
+/** A target error as a response, with `Retry-After` where waiting helps. */
+function targetErrorResponse(c: Context, err: NotificationTargetError) {
+  const retryAfter = RETRY_AFTER_SECONDS[err.code];
+  if (retryAfter !== undefined) c.header('Retry-After', String(retryAfter));
+  return c.json<ApiErrorBody>({ error: err.message, code: err.code }, STATUS_OF[err.code]);
 }
 
 /**
@@ -161,8 +218,11 @@ function withUnread(target: string, history: NotificationHistory) {
  * - `GET /api/runs/:id/answer` → a run's answer with its citations resolved (see `runs.ts`)
  * - `GET /api/approvals`, `POST /api/approvals/:run/:id` → what waits for approval, decisions (see `approvals.ts`)
  *
- * Errors: 400 with field-level issues, 401 without a valid token (when one is configured), 404 for
- * an unknown target, 413 for a body over 512 KiB, 503 when Temporal cannot be reached.
+ * Errors (each with `code` where it is about the target): 400 with field-level issues, 401 without
+ * a valid token (when one is configured), 404 for an unknown target, 413 for a body over 512 KiB,
+ * 429 with `Retry-After` over the per-target rate limit or while the target is busy, 502 for an
+ * answer too large for Temporal, 503 with `Retry-After` when no worker answers or Temporal cannot
+ * be reached.
  */
 export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
   const { client, taskQueue } = opts;
@@ -171,19 +231,29 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
   const logError = opts.logError ?? ((m: string) => console.error(m));
   const app = new Hono();
 
+  const limiter = createRateLimiter(opts.rateLimit ?? DEFAULT_RATE_LIMIT);
+
   app.onError((err, c) => {
-    if (err instanceof NotificationTargetError) {
-      return c.json<ApiErrorBody>({ error: err.message }, err.code === 'invalid_target' ? 400 : 404);
-    }
-    const cause = (err as { cause?: unknown }).cause;
-    const unreachable = isGrpcServiceError(cause) && UNREACHABLE_GRPC_CODES.has(cause.code);
+    const explained = explainTargetError(err, c.req.query('target') ?? '');
+    if (explained instanceof NotificationTargetError) return targetErrorResponse(c, explained);
     logError(`API error on ${c.req.method} ${c.req.path}: ${err.message}`);
-    const status: ContentfulStatusCode = unreachable ? 503 : 500;
-    return c.json<ApiErrorBody>(
-      { error: unreachable ? 'Temporal is unreachable; try again shortly' : 'Internal error' },
-      status,
-    );
+    return c.json<ApiErrorBody>({ error: 'Internal error' }, 500);
   });
+
+  /** Takes one change for `target` from its budget, or answers 429 with when to retry. */
+  const overRate = (c: Context, target: string) => {
+    const waitMs = limiter.take(target);
+    if (waitMs === 0) return undefined;
+    const seconds = Math.max(1, Math.ceil(waitMs / 1000));
+    c.header('Retry-After', String(seconds));
+    return c.json<ApiErrorBody>(
+      {
+        error: `Too many changes to ${target}: the limit is ${limiter.limit.burst} at once and ${limiter.limit.perSecond} per second; retry in ${seconds} s`,
+        code: 'rate_limited',
+      },
+      429,
+    );
+  };
   app.notFound((c) => c.json<ApiErrorBody>({ error: `No route ${c.req.method} ${c.req.path}` }, 404));
 
   // Open event streams, reported by /healthz: a number that keeps growing means streams are not ending.
@@ -218,8 +288,10 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
     const prepared = prepareNotification(fields);
     if (!prepared.ok) issues.push(...contractIssues(prepared.error));
     if (issues.length > 0 || !target.ok || !prepared.ok) return invalid(c, issues);
-    await sendNotification(client, taskQueue, target.target, prepared.notification);
-    return c.json({ id: prepared.notification.id, target: target.target }, 202);
+    const limited = overRate(c, target.target);
+    if (limited) return limited;
+    const stored = await sendNotification(client, taskQueue, target.target, prepared.notification);
+    return c.json({ ...stored, target: target.target }, 202);
   });
 
   app.get('/api/notifications', async (c) => {
@@ -230,8 +302,13 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
       ...(since.ok ? [] : since.issues),
     ];
     if (!target.ok || !since.ok) return invalid(c, issues);
-    if (since.since === undefined)
-      return c.json(withUnread(target.target, await readNotifications(client, target.target)));
+    if (since.since === undefined) {
+      const pageInput = {
+        ...(since.limit !== undefined ? { limit: since.limit } : {}),
+        ...(since.before !== undefined ? { before: since.before } : {}),
+      };
+      return c.json(withUnread(target.target, await readNotifications(client, target.target, pageInput)));
+    }
     return c.json({
       target: target.target,
       ...(await readNotificationsSince(client, target.target, since.since, since.guid)),
@@ -255,10 +332,10 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
       }
     }
     if (!target.ok || !input.success) return invalid(c, issues);
-    await sendMarkRead(client, target.target, input.data);
-    // A query sees every signal accepted before it, so this count already includes the change.
-    const after = await readNotifications(client, target.target);
-    return c.json({ target: target.target, unread: after.notifications.filter((n) => !n.read).length }, 202);
+    const limited = overRate(c, target.target);
+    if (limited) return limited;
+    const result = await sendMarkRead(client, target.target, input.data);
+    return c.json({ target: target.target, ...result }, 202);
   });
 
   app.get('/api/notifications/stream', async (c) => {
@@ -293,10 +370,15 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
           },
         });
       } catch (err) {
-        const message = err instanceof NotificationTargetError ? err.message : 'Internal error';
-        if (!(err instanceof NotificationTargetError))
-          logError(`API stream error: ${(err as Error).message}`);
-        await stream.writeSSE({ event: 'error', data: JSON.stringify({ error: message }) });
+        const explained = explainTargetError(err, target.target);
+        const known = explained instanceof NotificationTargetError;
+        if (!known) logError(`API stream error: ${(err as Error).message}`);
+        await stream.writeSSE({
+          event: 'error',
+          data: JSON.stringify(
+            known ? { error: explained.message, code: explained.code } : { error: 'Internal error' },
+          ),
+        });
       } finally {
         clearInterval(heartbeat);
         openStreams -= 1;

@@ -8,12 +8,13 @@ import net from 'node:net';
 import { serve } from '@hono/node-server';
 import type { Client } from '@temporalio/client';
 import { z } from 'zod';
-import { createNotificationsApp } from './app';
+import { DEFAULT_RATE_LIMIT, createNotificationsApp } from './app';
 import { parseCorsOrigins } from './hardening';
 import { isLoopback } from './loopback';
 
 export { isLoopback } from './loopback';
 import type { NotificationsAppOptions } from './app';
+import type { RateLimit } from './rate-limit';
 
 /** Environment variables the API reads. */
 export const API_ENV = {
@@ -21,6 +22,8 @@ export const API_ENV = {
     'Bearer token every /api request must carry; required to bind a non-loopback address',
   DURABLE_AGENT_API_CORS_ORIGINS:
     'Comma-separated origins (https://app.example) whose web pages may call the API; default none',
+  DURABLE_AGENT_API_RATE_BURST: 'Changes (create, mark read) one target may take at once; default 60',
+  DURABLE_AGENT_API_RATE_PER_SECOND: 'Changes per second one target is refilled with; default 20',
 } as const;
 
 /** Shortest accepted token: long enough that guessing it over HTTP is hopeless. */
@@ -31,6 +34,8 @@ export interface ApiConfig {
   token?: string;
   /** Origins allowed by CORS; empty = cross-origin requests are refused. */
   corsOrigins: string[];
+  /** Per-target limit on changes. */
+  rateLimit: RateLimit;
 }
 
 /** A configuration or startup problem, with what to do about it. */
@@ -48,11 +53,27 @@ const EnvSchema = z.object({
       // The message never echoes the value: it is a secret even when it is a bad one.
       error: `must be at least ${MIN_TOKEN_LENGTH} characters without spaces (e.g. openssl rand -hex 32)`,
     }),
+  DURABLE_AGENT_API_RATE_BURST: z.coerce
+    .number({ error: 'must be a whole number ≥ 1' })
+    .int({ error: 'must be a whole number ≥ 1' })
+    .min(1, { error: 'must be a whole number ≥ 1' })
+    .max(1_000_000, { error: 'must be at most 1000000' })
+    .default(DEFAULT_RATE_LIMIT.burst),
+  DURABLE_AGENT_API_RATE_PER_SECOND: z.coerce
+    .number({ error: 'must be a number > 0' })
+    .positive({ error: 'must be a number > 0' })
+    .max(1_000_000, { error: 'must be at most 1000000' })
+    .default(DEFAULT_RATE_LIMIT.perSecond),
 });
 
 /** Reads {@link API_ENV} from `env`; throws {@link ApiConfigError} naming the bad variable. */
 export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
-  const parsed = EnvSchema.safeParse({ DURABLE_AGENT_API_TOKEN: env.DURABLE_AGENT_API_TOKEN });
+  const blankToUndefined = (v: string | undefined) => (v === undefined || v.trim() === '' ? undefined : v);
+  const parsed = EnvSchema.safeParse({
+    DURABLE_AGENT_API_TOKEN: env.DURABLE_AGENT_API_TOKEN,
+    DURABLE_AGENT_API_RATE_BURST: blankToUndefined(env.DURABLE_AGENT_API_RATE_BURST),
+    DURABLE_AGENT_API_RATE_PER_SECOND: blankToUndefined(env.DURABLE_AGENT_API_RATE_PER_SECOND),
+  });
   if (!parsed.success) {
     throw new ApiConfigError(
       `Invalid API configuration: ${parsed.error.issues.map((i) => `${String(i.path[0])} ${i.message}`).join('; ')}`,
@@ -66,9 +87,14 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
       `Invalid API configuration: DURABLE_AGENT_API_CORS_ORIGINS ${(err as Error).message}`,
     );
   }
+  const rateLimit = {
+    burst: parsed.data.DURABLE_AGENT_API_RATE_BURST,
+    perSecond: parsed.data.DURABLE_AGENT_API_RATE_PER_SECOND,
+  };
   return {
     ...(parsed.data.DURABLE_AGENT_API_TOKEN ? { token: parsed.data.DURABLE_AGENT_API_TOKEN } : {}),
     corsOrigins,
+    rateLimit,
   };
 }
 

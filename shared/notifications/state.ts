@@ -176,11 +176,25 @@ export function notificationsBytes(notifications: readonly Notification[]): numb
 }
 
 /**
+ * At least the JSON size of `n`: a UTF-16 unit is at most 6 bytes of JSON (a control character
+ * escaped as `\u00XX`; otherwise at most 3 bytes of UTF-8), plus the keys, numbers and punctuation.
+ */
+function upperBoundBytes(n: Notification): number {
+  const text =
+    n.id.length + n.type.length + n.title.length + n.message.length + n.detail.length + n.timestamp.length;
+  return 6 * (text + n.group.length) + 256;
+}
+
+/**
  * How many of the oldest notifications must go so that at most `max` remain and the rest fit in
  * `maxBytes` as JSON. Eviction is always oldest first, never of a newer item before an older one.
  */
 function overflowOf(notifications: readonly Notification[], max: number, maxBytes: number): number {
   let overflow = Math.max(0, notifications.length - max);
+  // Exact sizes cost a JSON encoding of the whole list; a cheap upper bound settles the usual case.
+  let bound = 2;
+  for (let i = overflow; i < notifications.length; i++) bound += upperBoundBytes(notifications[i]!) + 1;
+  if (bound <= maxBytes) return overflow;
   // JSON of an array: brackets, plus a comma between items.
   let bytes = 2 + Math.max(0, notifications.length - 1);
   const sizes = notifications.map((n) => jsonBytes(n));
@@ -341,6 +355,60 @@ export function history(state: NotificationState): NotificationHistory {
     updates: state.updates,
     update: currentUpdate(state),
     evicted: state.evicted,
+  };
+}
+
+/** Arguments of the paged `notifications` query; both optional. */
+export interface NotificationPageInput {
+  /** At most this many items (the newest ones below `before`); whole numbers ≥ 1. */
+  limit?: number;
+  /** Only items numbered below this (a cursor from the previous page's `before`). */
+  before?: number;
+}
+
+/** Answer of {@link page}: a {@link NotificationHistory} whose `notifications` may be a part. */
+export interface NotificationPage extends NotificationHistory {
+  /** True when `notifications` is not the whole list (a page, or trimmed to the byte budget). */
+  truncated: boolean;
+  /** Pass as `before` to get the next older page; absent when there is none. */
+  before?: number;
+}
+
+/** A whole number ≥ 0, or undefined for anything else. */
+function wholeOrUndefined(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined;
+}
+
+/**
+ * A page of the list for the `notifications` query: the newest `limit` items numbered below
+ * `before` (oldest first, like the whole list), then trimmed from the old end so the answer stays
+ * within `maxBytes` as JSON. Bad arguments (not whole numbers) count as absent, since a query
+ * handler must not throw. `truncated` says whether items were left out; `before` is the cursor for
+ * the next older page.
+ */
+export function page(
+  state: NotificationState,
+  input: NotificationPageInput = {},
+  maxBytes: number = BUDGETS.queryResultBytes,
+): NotificationPage {
+  const full = history(state);
+  const before = Math.min(wholeOrUndefined(input?.before) ?? full.count, full.count);
+  const limit = wholeOrUndefined(input?.limit) || full.count;
+  let start = Math.max(0, before - limit);
+  const base = { ...full, notifications: [] as Notification[] };
+  let bytes = jsonBytes({ ...base, truncated: true, before: full.count });
+  const sizes = state.notifications.slice(start, before).map((n) => jsonBytes(n) + 1);
+  for (const size of sizes) bytes += size;
+  for (let i = 0; bytes > maxBytes && start < before; i++) {
+    bytes -= sizes[i] ?? 0;
+    start += 1;
+  }
+  const notifications = state.notifications.slice(start, before);
+  return {
+    ...full,
+    notifications,
+    truncated: notifications.length < full.count,
+    ...(start > 0 ? { before: start } : {}),
   };
 }
 

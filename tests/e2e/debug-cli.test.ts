@@ -108,12 +108,13 @@ test('a history exported by `temporal workflow show --output json` replays; a ch
   fs.symlinkSync(path.join(PROJECT_ROOT, 'node_modules'), path.join(scratch, 'node_modules'));
   const agentFile = path.join(scratch, 'workflows', 'agent.ts');
   const source = fs.readFileSync(agentFile, 'utf8');
-  const changed = source
-    .replace('  setHandler,\n', '  setHandler,\n  sleep,\n')
-    .replace(
-      'out = await callModel({',
-      "if (this.step === 3) await sleep('1 second');\n      out = await callModel({",
-    );
+  const withSleep = /^ {2}sleep,$/m.test(source)
+    ? source
+    : source.replace('  setHandler,\n', '  setHandler,\n  sleep,\n');
+  const changed = withSleep.replace(
+    'out = await callModel({',
+    "if (this.step === 3) await sleep('1 second');\n      out = await callModel({",
+  );
   expect(changed).not.toBe(source);
   fs.writeFileSync(agentFile, changed);
 

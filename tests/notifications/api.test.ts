@@ -5,6 +5,7 @@
  */
 import { spawn } from 'node:child_process';
 import type { WorkflowHandle } from '@temporalio/client';
+import { DEFAULT_RATE_LIMIT } from '../../cli/api/app';
 import { ApiConfigError, loadApiConfig, startApiServer } from '../../cli/api/server';
 import type { RunningApiServer } from '../../cli/api/server';
 import { inboxWorkflowId } from '../../shared/notifications/messages';
@@ -287,7 +288,7 @@ test('refuses to bind a non-loopback address without a token; a weak token is re
     /DURABLE_AGENT_API_TOKEN must be at least 16 characters/,
   );
   expect(() => loadApiConfig({ DURABLE_AGENT_API_TOKEN: 'hunter2' })).not.toThrow(/hunter2/);
-  expect(loadApiConfig({})).toEqual({ corsOrigins: [] });
+  expect(loadApiConfig({})).toEqual({ corsOrigins: [], rateLimit: DEFAULT_RATE_LIMIT });
 
   const refused = await runCli(['api', '--host', '0.0.0.0', '--port', '0'], {
     TEMPORAL_ADDRESS: fx.address,

@@ -82,7 +82,7 @@ test('notify → notifications (table, --json) → mark-read → --unread → up
   );
   expect(first.stderr).toBe('');
   expect(first.code).toBe(0);
-  expect(first.stdout.trim()).toBe(`Sent notification backup to ${inbox}`);
+  expect(first.stdout.trim()).toBe(`Sent notification backup to ${inbox} (no 0, 1 in the list)`);
 
   const second = await runCli(
     ['notify', inbox, 'Disk almost full', '--type', 'warning', '--priority', '20', '--json'],

@@ -257,6 +257,24 @@ const POSTGRES_HOSTILE: RefusedCase[] = [
   refused('dangerous_function', 'pg_terminate_backend', 'SELECT pg_terminate_backend(pg_backend_pid())'),
   refused('dangerous_function', 'advisory lock', 'SELECT pg_advisory_lock(42)'),
   refused('dangerous_function', 'nextval writes a sequence', "SELECT nextval('order_seq')"),
+  refused('privileged_catalog', 'password hashes (pg_authid)', 'SELECT rolname, rolpassword FROM pg_authid'),
+  refused('privileged_catalog', 'password hashes (pg_shadow)', 'SELECT * FROM pg_catalog.pg_shadow'),
+  refused('privileged_catalog', 'hba file', 'SELECT * FROM pg_hba_file_rules'),
+  refused('privileged_catalog', 'config files', 'SELECT * FROM pg_file_settings'),
+  refused(
+    'privileged_catalog',
+    'other sessions in a subquery',
+    'SELECT id FROM orders WHERE EXISTS (SELECT 1 FROM pg_stat_activity WHERE query IS NOT NULL)',
+  ),
+  refused('privileged_catalog', 'SHOW ALL', 'SHOW ALL'),
+  refused('privileged_catalog', 'SHOW hba_file', 'SHOW hba_file'),
+  refused('privileged_catalog', 'current_setting of a file path', "SELECT current_setting('data_directory')"),
+  refused(
+    'privileged_catalog',
+    'current_setting of a computed name',
+    "SELECT current_setting('hba_' || 'file')",
+  ),
+  refused('dangerous_function', 'pg_stat_get_activity', 'SELECT * FROM pg_stat_get_activity(NULL)'),
   refused(
     'dangerous_function',
     'pg_cancel_backend in a UNION arm',
@@ -604,6 +622,23 @@ const MYSQL_HOSTILE: RefusedCase[] = [
   refused('dangerous_function', 'BENCHMARK', "SELECT BENCHMARK(100000000, MD5('a'))"),
   refused('dangerous_function', 'GET_LOCK', "SELECT GET_LOCK('x', 100)"),
   refused('dangerous_function', 'sys_exec UDF', "SELECT sys_exec('rm -rf /')"),
+  refused(
+    'privileged_catalog',
+    'password hashes (mysql.user)',
+    'SELECT User, authentication_string FROM mysql.user',
+  ),
+  refused('privileged_catalog', 'password hashes (mysql.global_priv)', 'SELECT * FROM `mysql`.`global_priv`'),
+  refused(
+    'privileged_catalog',
+    'processlist in a join',
+    'SELECT o.id FROM orders o JOIN information_schema.PROCESSLIST p ON p.ID = o.id',
+  ),
+  refused(
+    'privileged_catalog',
+    'performance_schema in a subquery',
+    'SELECT (SELECT COUNT(*) FROM performance_schema.threads) AS n',
+  ),
+  refused('privileged_catalog', '@@datadir', 'SELECT @@datadir'),
   refused(
     'dangerous_function',
     'SLEEP in an INSERT … SELECT',

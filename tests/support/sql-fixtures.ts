@@ -41,7 +41,14 @@ export async function postgresFixture(): Promise<SqlFixture> {
   for (const sql of SQL_CORPUS.postgres.schema) await client.query(sql);
   return {
     connection: (overrides = {}) =>
-      DatabaseConnectionSchema.parse({ engine: 'postgres', url: PG_URL, schema, ...overrides }),
+      // The fixture logs in as the test server's admin; least privilege has its own test.
+      DatabaseConnectionSchema.parse({
+        engine: 'postgres',
+        url: PG_URL,
+        schema,
+        allowPrivilegedRole: true,
+        ...overrides,
+      }),
     async checksum() {
       const parts: unknown[] = [];
       const tables = await client.query(
@@ -96,7 +103,12 @@ export async function mysqlFixture(): Promise<SqlFixture> {
   url.pathname = `/${database}`;
   return {
     connection: (overrides = {}) =>
-      DatabaseConnectionSchema.parse({ engine: 'mysql', url: url.toString(), ...overrides }),
+      DatabaseConnectionSchema.parse({
+        engine: 'mysql',
+        url: url.toString(),
+        allowPrivilegedRole: true,
+        ...overrides,
+      }),
     async checksum() {
       const parts: unknown[] = [];
       const [tables] = await conn.query(`SHOW FULL TABLES FROM ${database}`);

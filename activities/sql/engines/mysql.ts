@@ -2,7 +2,10 @@ import mysql from 'mysql2';
 import type { FieldPacket, PoolConnection, ResultSetHeader } from 'mysql2';
 import type { MysqlConnectionConfig } from '../config';
 import { SqlConnectError } from '../errors';
+import type { Socket } from 'node:net';
+import { BUDGETS } from '../../../shared/budgets';
 import { withDeadline } from './deadline';
+import { watchWireBytes } from './wire-budget';
 import type { SessionOptions, SqlEngine, SqlSession, StatementResult } from './types';
 
 /** Extra time the server gets to honour its own max_statement_time before the client drops the connection. */
@@ -98,6 +101,13 @@ export class MysqlEngine implements SqlEngine {
       destroyed = true;
       conn.destroy();
     };
+    // Stops a statement whose rows (or one huge value) would not fit the worker's byte budget.
+    const wire = watchWireBytes(
+      (conn as unknown as { connection?: { stream?: Socket }; stream?: Socket }).stream ??
+        (conn as unknown as { connection?: { stream?: Socket } }).connection?.stream,
+      BUDGETS.sqlWireBytes,
+      opts.signal,
+    );
     const session: SqlSession = {
       query: (sql, params, keepRows) => mysqlStatement(conn, sql, params, keepRows),
       command: (sql) => mysqlCommand(conn, sql),
@@ -106,12 +116,14 @@ export class MysqlEngine implements SqlEngine {
       const result = await withDeadline(fn(session), {
         ms: opts.timeoutMs + BACKSTOP_GRACE_MS,
         limitMs: opts.timeoutMs,
-        signal: opts.signal,
+        signal: wire.signal,
         stop: destroy,
       });
       if (!destroyed) conn.release();
+      wire.stop();
       return result;
     } catch (err) {
+      wire.stop();
       // The session may have left a transaction open (its ROLLBACK failed): never reuse the connection.
       destroy();
       throw err;

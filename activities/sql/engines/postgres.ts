@@ -1,7 +1,10 @@
 import pg from 'pg';
 import type { PostgresConnectionConfig } from '../config';
 import { SqlConnectError } from '../errors';
+import type { Socket } from 'node:net';
+import { BUDGETS } from '../../../shared/budgets';
 import { withDeadline } from './deadline';
+import { watchWireBytes } from './wire-budget';
 import type { SessionOptions, SqlEngine, SqlSession, StatementResult } from './types';
 
 /**
@@ -93,6 +96,12 @@ export class PostgresEngine implements SqlEngine {
       destroyed = true;
       client.release(why);
     };
+    // Stops a statement whose rows (or one huge value) would not fit the worker's byte budget.
+    const wire = watchWireBytes(
+      (client as unknown as { connection?: { stream?: Socket } }).connection?.stream,
+      BUDGETS.sqlWireBytes,
+      opts.signal,
+    );
     const session: SqlSession = {
       query: (sql, params, keepRows) => pgStatement(client, sql, params, keepRows),
       command: async (sql) => {
@@ -103,12 +112,14 @@ export class PostgresEngine implements SqlEngine {
       const result = await withDeadline(fn(session), {
         ms: opts.timeoutMs + BACKSTOP_GRACE_MS,
         limitMs: opts.timeoutMs,
-        signal: opts.signal,
+        signal: wire.signal,
         stop: () => destroy(new Error('statement time limit exceeded')),
       });
       if (!destroyed) client.release();
+      wire.stop();
       return result;
     } catch (err) {
+      wire.stop();
       // The session may have left a transaction open (its ROLLBACK failed): never reuse the connection.
       destroy(err instanceof Error ? err : new Error(String(err)));
       throw err;

@@ -101,6 +101,7 @@ const DENIED: ReadonlyMap<string, string> = new Map([
   ['nextval', 'advances a sequence, a write that is never rolled back'],
   ['setval', 'sets a sequence, a write that is never rolled back'],
   ['set_config', 'changes a session setting'],
+  ['version', 'reveals the server build; use SHOW server_version'],
   ['setseed', 'changes the session random seed'],
   // These run SQL given as a text argument, which this guard never sees.
   ['ts_stat', 'runs SQL given as text'],
@@ -125,6 +126,7 @@ const DENIED_PATTERNS: ReadonlyArray<readonly [RegExp, string]> = [
   [/^(query|cursor|table|schema|database)_to_xml/, 'runs SQL given as text or dumps whole tables'],
   [/(^|_)(import|export)(_|$)/, 'moves data in or out of the server'],
   [/^binary_upgrade_/, 'is a server-internal upgrade function'],
+  [/^pg_stat_get_(backend_|activity)/, 'shows other sessions’ running SQL and client addresses'],
 ];
 
 /**

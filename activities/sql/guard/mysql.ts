@@ -1,5 +1,6 @@
 import { Parser } from 'node-sql-parser/build/mysql';
 import { deniedFunctionReason } from './functions';
+import { deniedMysqlTable, deniedMysqlVariable } from './privileged';
 import { scanMysql } from './mysql-lexer';
 import type { GuardVerdict, RefusalCode } from './verdict';
 import { refuse, stop } from './verdict';
@@ -236,6 +237,7 @@ class MysqlWalker {
         return { allowed: true, kind: 'read', statementType: 'EXPLAIN' };
       case 'desc':
         if (typeof node.table !== 'string') stop('unsupported_syntax', 'DESCRIBE needs a table name.');
+        checkTable(node.db, node.table);
         return { allowed: true, kind: 'read', statementType: 'DESCRIBE' };
       case 'show':
         return this.show(node);
@@ -272,6 +274,7 @@ class MysqlWalker {
     if (!isObj(value)) return;
     const type = value.type;
     if (typeof type === 'string') this.checkTyped(type, value);
+    else if (typeof value.table === 'string' && 'db' in value) checkTable(value.db, value.table);
     this.visitChildren(value);
   }
 
@@ -296,6 +299,11 @@ class MysqlWalker {
       case 'aggr_func':
         return checkFunction(node);
       case 'var':
+        if (node.prefix === '@@') {
+          const reason = deniedMysqlVariable(text(node.name));
+          if (reason)
+            stop('privileged_catalog', `@@${text(node.name)} ${reason}, which the SQL tool does not allow.`);
+        }
         // Reading @user and @@system variables is harmless; `$name` is an identifier to MySQL, not a placeholder.
         if (node.prefix !== '@' && node.prefix !== '@@') {
           stop(
@@ -373,6 +381,18 @@ class MysqlWalker {
     if (this.wrote) stop('unsupported_syntax', `A ${name} nested inside another statement is not allowed.`);
     this.wrote = true;
     if (type === 'update' || type === 'delete') checkWhere(name, node);
+  }
+}
+
+/** Refuses a table reference (FROM, JOIN, DESCRIBE …) into a privileged schema or table. */
+function checkTable(db: unknown, table: string): void {
+  const schema = typeof db === 'string' ? db : null;
+  const reason = deniedMysqlTable(schema, table);
+  if (reason) {
+    stop(
+      'privileged_catalog',
+      `${schema}.${table}: ${schema} ${reason}, which the SQL tool does not allow. Query the application's own tables instead.`,
+    );
   }
 }
 

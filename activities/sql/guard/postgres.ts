@@ -1,5 +1,6 @@
 import { parse, scan } from 'libpg-query';
 import { deniedFunctionReason } from './functions';
+import { deniedPgRelation, deniedPgSetting } from './privileged';
 import type { FieldKind } from './postgres-nodes';
 import { PG_SHAPES } from './postgres-nodes';
 import type { GuardVerdict, RefusalCode } from './verdict';
@@ -119,8 +120,13 @@ function topLevel(type: string, body: Obj, allowWrites: boolean): GuardVerdict {
     }
     case 'ExplainStmt':
       return explain(body, allowWrites);
-    case 'VariableShowStmt':
+    case 'VariableShowStmt': {
+      const name = text(body.name);
+      const reason = deniedPgSetting(name);
+      if (reason)
+        return refuse('privileged_catalog', `SHOW ${name} ${reason}, which the SQL tool does not allow.`);
       return { allowed: true, kind: 'read', statementType: 'SHOW' };
+    }
     default:
       return refusedStatement(type, body);
   }
@@ -234,9 +240,21 @@ class PgWalker {
       case 'UpdateStmt':
       case 'DeleteStmt':
         return this.write(type, body);
+      case 'RangeVar': {
+        const name = text(body.relname);
+        const reason = deniedPgRelation(name);
+        if (reason) {
+          stop(
+            'privileged_catalog',
+            `${name} ${reason}, which the SQL tool does not allow. Query the application's own tables instead.`,
+          );
+        }
+        return;
+      }
       case 'FuncCall': {
         const name = lastName(body.funcname);
         const reason = name === undefined ? 'has a name the guard cannot read' : deniedFunctionReason(name);
+        if (name?.toLowerCase() === 'current_setting') checkCurrentSetting(body.args);
         if (reason) {
           stop(
             'dangerous_function',
@@ -262,6 +280,22 @@ class PgWalker {
     if (type === 'UpdateStmt') checkWhere(name, body, body.fromClause);
     if (type === 'DeleteStmt') checkWhere(name, body, body.usingClause);
   }
+}
+
+/** `current_setting('name')` reads a setting like SHOW: only a literal name that SHOW would allow. */
+function checkCurrentSetting(args: unknown): void {
+  const first: unknown = Array.isArray(args) ? args[0] : undefined;
+  const konst = isObj(first) && isObj(first.A_Const) ? first.A_Const : undefined;
+  const name = konst && isObj(konst.sval) ? konst.sval.sval : undefined;
+  if (typeof name !== 'string') {
+    stop(
+      'privileged_catalog',
+      'current_setting() needs the setting name as a literal string, so the guard can tell a harmless setting from a server file path.',
+    );
+  }
+  const reason = deniedPgSetting(name);
+  if (reason)
+    stop('privileged_catalog', `current_setting('${name}') ${reason}, which the SQL tool does not allow.`);
 }
 
 function lastName(list: unknown): string | undefined {

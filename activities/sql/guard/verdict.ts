@@ -36,6 +36,8 @@ export const REFUSAL_CODES = [
   'maintenance',
   /** A function call with side effects outside the query: sleeping, files, locks, other sessions, SQL text. */
   'dangerous_function',
+  /** Catalogs, settings and variables only a privileged role should read: password hashes, server files, other sessions. */
+  'privileged_catalog',
   /** INSERT/UPDATE/DELETE (anywhere in the tree) on a connection that is not configured writable. */
   'write_not_allowed',
   /** UPDATE/DELETE without a WHERE clause that mentions a column of the target table. */

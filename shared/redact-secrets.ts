@@ -1,0 +1,67 @@
+/**
+ * Removes credentials from text that leaves an activity (error messages and stacks bound for the
+ * worker log and workflow history): the configured secret values themselves, passwords inside
+ * URLs, secret query parameters, authorization headers and bearer tokens. Pure, so every floor
+ * can use it.
+ */
+
+/** What a removed secret is replaced with. */
+export const SECRET_MASK = '***';
+
+/** Known secrets shorter than this are not searched for (they would mask ordinary words). */
+const MIN_SECRET_CHARS = 4;
+
+const URL_USERINFO = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]*@/gi;
+const SECRET_PARAMS =
+  /([?&;\s](?:password|passwd|pwd|pass|secret|token|api[_-]?key|access[_-]?token|auth|sig|signature)=)[^&\s#;"']+/gi;
+const SECRET_HEADERS =
+  /\b(authorization|proxy-authorization|x-api-key|api-key|x-goog-api-key|cookie|set-cookie)(["']?\s*[:=]\s*["']?)(?:(?:Bearer|Basic|Token)\s+)?[^\s"',;}]+/gi;
+const BEARER = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]{6,}/g;
+const API_KEY_SHAPES = /\b(sk-(?:ant-)?)[A-Za-z0-9_-]{12,}/g;
+
+/** `text` with every secret masked; `known` are the worker's configured secret values. */
+export function redactSecrets(text: string, known: readonly string[] = []): string {
+  let out = text;
+  for (const s of [...new Set(known)]
+    .filter((k) => k.length >= MIN_SECRET_CHARS)
+    .sort((a, b) => b.length - a.length))
+    out = out.split(s).join(SECRET_MASK);
+  return out
+    .replace(URL_USERINFO, `$1${SECRET_MASK}@`)
+    .replace(SECRET_PARAMS, `$1${SECRET_MASK}`)
+    .replace(SECRET_HEADERS, `$1$2${SECRET_MASK}`)
+    .replace(BEARER, `$1 ${SECRET_MASK}`)
+    .replace(API_KEY_SHAPES, `$1${SECRET_MASK}`);
+}
+
+/** Keys whose string values are secrets wherever they appear in a configuration. */
+const SECRET_KEYS = /(password|passwd|secret|token|apikey|api_key|credentials?)$/i;
+
+/**
+ * Every secret value in a configuration object: values under secret-sounding keys, every URL that
+ * carries credentials, and the password inside it (raw and percent-decoded).
+ */
+export function secretsOfConfig(config: unknown, depth = 0): string[] {
+  const out: string[] = [];
+  if (depth > 8 || config === null || typeof config !== 'object') return out;
+  for (const [key, value] of Object.entries(config)) {
+    if (typeof value === 'string') {
+      if (SECRET_KEYS.test(key)) out.push(value);
+      else if (/:\/\/[^/\s]*@/.test(value)) out.push(value, ...urlPassword(value));
+    } else out.push(...secretsOfConfig(value, depth + 1));
+  }
+  return out;
+}
+
+function urlPassword(url: string): string[] {
+  try {
+    const { password, username } = new URL(url);
+    return [password, decodeURIComponent(password), ...(password ? [] : [username])].filter(Boolean);
+  } catch {
+    // Unparseable: the whole string is masked already; take what sits between :// and @.
+    const m = /:\/\/([^@]*)@/.exec(url);
+    const userinfo = m?.[1] ?? '';
+    const colon = userinfo.indexOf(':');
+    return [userinfo, colon >= 0 ? userinfo.slice(colon + 1) : ''].filter(Boolean);
+  }
+}
