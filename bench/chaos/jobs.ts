@@ -52,7 +52,14 @@ export async function prepareJobSystems(dir: string): Promise<JobSystems> {
     configFile,
     JSON.stringify({
       databases: {
-        [CONNECTION]: { engine: 'postgres', url: '${env:DA_CHAOS_PG_URL}', schema, writable: true },
+        // The local test server's trust-auth superuser, knowingly, as the SQL test fixtures do.
+        [CONNECTION]: {
+          engine: 'postgres',
+          url: '${env:DA_CHAOS_PG_URL}',
+          schema,
+          writable: true,
+          allowPrivilegedRole: true,
+        },
       },
       email: { accounts: { default: { ...agentAccount(), password: '${env:DA_CHAOS_MAIL_PASSWORD}' } } },
     }),
