@@ -13,6 +13,8 @@ import { PROJECT_ROOT } from '../cli/binaries';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues';
 import type { ContentStoreConfig } from '../activities/content/config';
 import { parseContentStoreSetting } from '../activities/content/config';
+import type { CodecKeys } from './payload-codec';
+import { parseCodecKeys } from './payload-codec';
 
 /** Environment variables the worker reads, with what each sets. The README's table mirrors this. */
 export const WORKER_ENV = {
@@ -134,6 +136,8 @@ export interface WorkerConfig {
   tracing: TracingConfig;
   /** Where content kept by reference lives (see activities/content). */
   contentStore: ContentStoreConfig;
+  /** Payload encryption keys (DURABLE_AGENT_CODEC_KEYS); undefined = payloads in clear. */
+  codecKeys?: CodecKeys;
 }
 
 /** The config file: named connections for tools. Strings `${env:NAME}` are read from the environment. */
@@ -214,7 +218,14 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   } catch (err) {
     throw new ConfigError(`Invalid worker configuration: ${(err as Error).message}`);
   }
+  let codecKeys: CodecKeys | undefined;
+  try {
+    codecKeys = parseCodecKeys(env.DURABLE_AGENT_CODEC_KEYS);
+  } catch (err) {
+    throw new ConfigError(`Invalid worker configuration: ${(err as Error).message}`);
+  }
   return {
+    ...(codecKeys ? { codecKeys } : {}),
     contentStore,
     email: file.email,
     databases: file.databases,
