@@ -283,8 +283,6 @@ program
           console.error(`note: ${noWorker(taskQueue)}; the run waits until one does`);
         return;
       }
-      if (!o.json) console.log(`Started ${workflowId}`);
-      watchingWorkers = watchForWorker(client, taskQueue, (l) => console.error(l), noWorker(taskQueue));
       process.once('SIGINT', () => {
         if (o.cancelOnExit) {
           console.error(`\nCancelling ${workflowId}…`);
@@ -301,6 +299,8 @@ program
         );
         process.exit(EXIT.detached);
       });
+      if (!o.json) console.log(`Started ${workflowId}`);
+      watchingWorkers = watchForWorker(client, taskQueue, (l) => console.error(l), noWorker(taskQueue));
       const outcome = await watchRun(
         client,
         handle,

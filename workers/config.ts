@@ -42,6 +42,8 @@ export const WORKER_ENV = {
   OTEL_SERVICE_NAME: 'service.name on every span (default durable-agent-worker)',
   DURABLE_AGENT_CONTENT_STORE:
     'Where large tool results and conversations are kept: a folder (default .data/content) or a postgres:// URL',
+  DURABLE_AGENT_WORKFLOW_BUNDLE:
+    'A prebuilt workflow bundle (a .js file of bundleWorkflowCode) to load instead of bundling workflows/ at start; not with tracing on',
 } as const;
 
 const optionalString = z
@@ -82,6 +84,7 @@ const EnvSchema = z.object({
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ message: 'must be a URL such as http://127.0.0.1:4318' }).optional(),
   OTEL_SERVICE_NAME: z.string().trim().min(1).default('durable-agent-worker'),
   DURABLE_AGENT_CONTENT_STORE: z.string().trim().optional(),
+  DURABLE_AGENT_WORKFLOW_BUNDLE: optionalString,
 });
 
 /** The worker's tracing settings (see WORKER_ENV). */
@@ -124,6 +127,8 @@ export const LOCAL_SEQUENCES = 2;
 /** The worker's configuration: everything activities need, including secrets that never enter history. */
 export interface WorkerConfig {
   taskQueue: string;
+  /** A prebuilt workflow bundle file, loaded instead of bundling workflows/ at start. */
+  workflowBundle?: string;
   scriptsDir: string;
   logLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   logFormat: 'text' | 'json';
@@ -249,6 +254,9 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     search: file.search,
     runDefaults: file.runs,
     taskQueue: e.DURABLE_AGENT_TASK_QUEUE,
+    ...(e.DURABLE_AGENT_WORKFLOW_BUNDLE
+      ? { workflowBundle: path.resolve(e.DURABLE_AGENT_WORKFLOW_BUNDLE) }
+      : {}),
     scriptsDir: path.resolve(e.DURABLE_AGENT_SCRIPTS_DIR),
     logLevel: e.DURABLE_AGENT_LOG_LEVEL,
     logFormat: e.DURABLE_AGENT_LOG_FORMAT,

@@ -50,6 +50,10 @@ export function runWorker(opts: {
         config: opts.config,
         client,
         tracing,
+        // A prebuilt bundle lacks tracing's workflow modules, so with tracing on workflows/ is bundled.
+        ...(opts.config.workflowBundle && !tracing
+          ? { workflowBundle: { codePath: opts.config.workflowBundle } }
+          : {}),
       });
       shutdown = () => worker.shutdown();
       if (stopRequested) return;

@@ -41,14 +41,17 @@ test('without a worker run and status say so; Ctrl-C detaches or cancels; a late
   expect(status.stdout).toContain(start);
 
   const detached = startCli(env, ['run', ...task]);
-  await detached.waitFor('stdout', 'Started ');
+  await detached.waitFor('stderr', 'No worker polls task queue');
   const detachedId = /Started (\S+)/.exec(detached.stdout())![1]!;
   detached.child.kill('SIGINT');
-  expect(await detached.exited).toBe(3);
+  const detachedCode = await detached.exited;
+  expect({ code: detachedCode, signal: detached.child.signalCode, stderr: detached.stderr() }).toMatchObject({
+    code: 3,
+  });
   expect(detached.stderr()).toContain(`the run goes on; cancel it with: durable-agent cancel ${detachedId}`);
 
   const cancelling = startCli(env, ['run', '--cancel-on-exit', ...task]);
-  await cancelling.waitFor('stdout', 'Started ');
+  await cancelling.waitFor('stderr', 'No worker polls task queue');
   cancelling.child.kill('SIGINT');
   await cancelling.waitFor('stderr', 'Cancelling ');
 

@@ -21,7 +21,7 @@ export default async function globalSetup(): Promise<void> {
   ensureTemporalBinaries();
   await ensureMailServer();
   const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-agent-tests-'));
-  process.env[SHARED_BUNDLE_ENV] = path.join(runDir, 'workflow-bundle.json');
+  process.env[SHARED_BUNDLE_ENV] = path.join(runDir, 'workflow-bundle.js');
   try {
     await installLocalModel(undefined, {
       log: (line) => {

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { spawn } from 'node:child_process';
 import net from 'node:net';
-import { CLI } from './temporal';
+import { CLI, workflowBundleFile } from './temporal';
 
 /** A free TCP port on 127.0.0.1. */
 export function freePort(): Promise<number> {
@@ -25,9 +25,16 @@ export interface WorkerProcess {
 
 /** Starts `durable-agent worker` in a child process and resolves once it polls. */
 export async function startWorkerProcess(env: Record<string, string>): Promise<WorkerProcess> {
+  // The run's shared workflow bundle: a worker process then starts without bundling workflows/.
+  const bundle = await workflowBundleFile();
   const child = spawn(CLI[0] as string, [CLI[1] as string, 'worker'], {
     // JSON log lines on stdout, so tests can read them (callers may ask for text).
-    env: { ...process.env, DURABLE_AGENT_LOG_FORMAT: 'json', ...env },
+    env: {
+      ...process.env,
+      DURABLE_AGENT_LOG_FORMAT: 'json',
+      ...(bundle ? { DURABLE_AGENT_WORKFLOW_BUNDLE: bundle } : {}),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: Record<string, unknown>[] = [];

@@ -43,8 +43,7 @@ export function devServerEnv(): Promise<TestWorkflowEnvironment> {
 
 async function sharedBundle(): Promise<WorkflowBundleWithSourceMap> {
   const file = process.env[SHARED_BUNDLE_ENV];
-  if (file && fs.existsSync(file))
-    return JSON.parse(fs.readFileSync(file, 'utf8')) as WorkflowBundleWithSourceMap;
+  if (file && fs.existsSync(file)) return { code: fs.readFileSync(file, 'utf8'), sourceMap: '' };
   const built = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
     logger: new DefaultLogger('WARN'),
@@ -52,10 +51,21 @@ async function sharedBundle(): Promise<WorkflowBundleWithSourceMap> {
   if (file) {
     // Written under another name first: a parallel test file reads either nothing or all of it.
     const tmp = `${file}.${process.pid}.tmp`;
-    fs.writeFileSync(tmp, JSON.stringify({ code: built.code, sourceMap: built.sourceMap }));
+    fs.writeFileSync(tmp, built.code);
     fs.renameSync(tmp, file);
   }
   return built;
+}
+
+/**
+ * The shared bundle's file for worker processes (DURABLE_AGENT_WORKFLOW_BUNDLE), built first when
+ * needed; undefined outside a jest run with the global setup.
+ */
+export async function workflowBundleFile(): Promise<string | undefined> {
+  const file = process.env[SHARED_BUNDLE_ENV];
+  if (!file) return undefined;
+  await workflowBundle();
+  return file;
 }
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
