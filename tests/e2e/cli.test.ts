@@ -109,7 +109,9 @@ test('bad input is refused before anything starts, naming what to fix', async ()
   );
 
   const model = await runCli(['run', '--model', 'gpt4', 'x'], env);
-  expect(model.stderr).toMatch(/--model "gpt4": use scripted:<script>, openai:<model> or anthropic:<model>/);
+  expect(model.stderr).toMatch(
+    /--model "gpt4": use scripted:<script>, openai:<model>, anthropic:<model>, local or local:<file>/,
+  );
 
   const steps = await runCli(['run', '--max-steps', '0', 'x'], env);
   expect(steps.stderr).toMatch(/--max-steps.*must be a whole number/);
