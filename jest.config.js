@@ -4,7 +4,8 @@ module.exports = {
   roots: ['<rootDir>/tests'],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' } }] },
-  testTimeout: 120000,
+  // Generous: tests start dev servers and worker processes, slow on a busy 2-core machine.
+  testTimeout: 240000,
   // A driver pool left open by a failing test must not keep CI waiting after the run.
   forceExit: true,
   reporters: ['default', '<rootDir>/tests/support/summary-reporter.js'],

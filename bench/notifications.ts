@@ -54,10 +54,19 @@ interface PathFigures {
   nothingNew: number[];
   throughput: string;
   perSecond: number;
+  /** Items in the inbox the query figures were measured on. */
+  listCount: number;
 }
 
 async function measure(client: Client, taskQueue: string, path: Path): Promise<PathFigures> {
-  const f: PathFigures = { visible: [], fullList: [], nothingNew: [], throughput: '', perSecond: NaN };
+  const f: PathFigures = {
+    visible: [],
+    fullList: [],
+    nothingNew: [],
+    throughput: '',
+    perSecond: NaN,
+    listCount: 0,
+  };
   const workflowId = inboxWorkflowId(`bench-${path}-latency-${Date.now()}`);
   const inbox =
     path === 'update'
@@ -97,6 +106,7 @@ async function measure(client: Client, taskQueue: string, path: Path): Promise<P
   if (history.count !== Math.min(DEFAULT_MAX_NOTIFICATIONS, SAMPLES + 1)) {
     throw new Error(`inbox holds ${history.count} notifications`);
   }
+  f.listCount = history.count;
   for (let i = 0; i < SAMPLES; i++) {
     let t0 = performance.now();
     await inbox.query(notificationsQuery);
@@ -183,7 +193,7 @@ async function main() {
       `create → visible in query:             ${summary(f.visible)}  [${goal(percentile(f.visible, 50), 15, 'lower', 'ms p50')}]`,
     );
     console.log(
-      `query "notifications", full inbox:     ${summary(f.fullList)}  [${goal(percentile(f.fullList, 50), 8, 'lower', 'ms p50')}]`,
+      `query "notifications", ${String(f.listCount).padStart(3)} items:     ${summary(f.fullList)}  [${goal(percentile(f.fullList, 50), 8, 'lower', 'ms p50')}]`,
     );
     console.log(`query "notificationsSince", no change: ${summary(f.nothingNew)}`);
     console.log(

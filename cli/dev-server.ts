@@ -152,7 +152,12 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     'warn',
   ];
   if (o.headless) args.push('--headless');
-  else args.push('--ui-port', String(o.uiPort));
+  else {
+    args.push('--ui-port', String(o.uiPort));
+    // With payload encryption, the Web UI shows plain text through the codec server (`durable-agent codec-server`).
+    const codecEndpoint = process.env.DURABLE_AGENT_CODEC_ENDPOINT?.trim();
+    if (codecEndpoint) args.push('--ui-codec-endpoint', codecEndpoint);
+  }
   for (const attr of SEARCH_ATTRIBUTE_ARGS) args.push('--search-attribute', attr);
 
   const log = fs.openSync(f.log, 'a');

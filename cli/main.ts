@@ -24,6 +24,8 @@ import { loadWorkerConfig } from '../workers/config';
 import { connectClient, temporalTarget } from '../workers/connect';
 import { startTracing } from '../workers/start-tracing';
 import { devServerStatus, startDevServer, stopDevServer } from './dev-server';
+import { startCodecServer } from './codec-server';
+import { codecKeysFromEnv } from '../workers/payload-codec';
 import { registerDebugCommands } from './debug/commands';
 import { exitAfterParsingWhenAsked, registerKbCommands } from './kb';
 import { parseModelSpec } from './model-spec';
@@ -556,6 +558,45 @@ program
       await client.connection.close();
       await worker.stop();
     }
+  });
+
+// ---------------------------------------------------------------- codec-server
+program
+  .command('codec-server')
+  .description('Serve /encode and /decode for the Web UI with the keys of DURABLE_AGENT_CODEC_KEYS')
+  .option(
+    '--host <address>',
+    'address to bind; anything but loopback needs DURABLE_AGENT_CODEC_TOKEN',
+    '127.0.0.1',
+  )
+  .option('--port <port>', 'port (0 = any free port)', (v) => Number(v), 8081)
+  .option(
+    '--ui-origin <origins>',
+    'comma-separated Web UI origins allowed by CORS',
+    'http://127.0.0.1:8233,http://localhost:8233',
+  )
+  .action(async (o: { host: string; port: number; uiOrigin: string }) => {
+    const keys = codecKeysFromEnv();
+    if (!keys) throw new Error('Set DURABLE_AGENT_CODEC_KEYS (id:base64-key,…) to run the codec server');
+    const token = process.env.DURABLE_AGENT_CODEC_TOKEN?.trim() || undefined;
+    const server = await startCodecServer({
+      keys,
+      host: o.host,
+      port: o.port,
+      uiOrigins: o.uiOrigin
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+      ...(token ? { token } : {}),
+    });
+    console.log(
+      `Codec server on ${server.url} (start the dev server with DURABLE_AGENT_CODEC_ENDPOINT=${server.url})`,
+    );
+    await new Promise<void>((resolve) => {
+      process.once('SIGINT', resolve);
+      process.once('SIGTERM', resolve);
+    });
+    await server.close();
   });
 
 registerNotificationCommands(program, target);

@@ -16,6 +16,8 @@ import type { RunDefaults } from '../activities/run/defaults';
 import { ApprovalPolicySchema, approvalPolicyProblems } from '../shared/approvals';
 import { PriceTableSchema } from '../shared/run-budgets';
 import { parseContentStoreSetting } from '../activities/content/config';
+import type { CodecKeys } from './payload-codec';
+import { parseCodecKeys } from './payload-codec';
 
 /** Environment variables the worker reads, with what each sets. The README's table mirrors this. */
 export const WORKER_ENV = {
@@ -144,6 +146,8 @@ export interface WorkerConfig {
   contentStore: ContentStoreConfig;
   /** Approval policies and model prices for every run, unless a run says otherwise (config file `runs`). */
   runDefaults: RunDefaults;
+  /** Payload encryption keys (DURABLE_AGENT_CODEC_KEYS); undefined = payloads in clear. */
+  codecKeys?: CodecKeys;
 }
 
 /** The config file: named connections for tools. Strings `${env:NAME}` are read from the environment. */
@@ -236,7 +240,14 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   } catch (err) {
     throw new ConfigError(`Invalid worker configuration: ${(err as Error).message}`);
   }
+  let codecKeys: CodecKeys | undefined;
+  try {
+    codecKeys = parseCodecKeys(env.DURABLE_AGENT_CODEC_KEYS);
+  } catch (err) {
+    throw new ConfigError(`Invalid worker configuration: ${(err as Error).message}`);
+  }
   return {
+    ...(codecKeys ? { codecKeys } : {}),
     contentStore,
     email: file.email,
     databases: file.databases,

@@ -3,6 +3,7 @@ import { Client, Connection } from '@temporalio/client';
 import type { NativeConnection, NativeConnectionOptions } from '@temporalio/worker';
 import type * as TemporalWorker from '@temporalio/worker';
 import { loadTemporalConnectConfig } from './temporal-config';
+import { clientDataConverter, codecKeysFromEnv } from './payload-codec';
 
 /** Address used when neither TEMPORAL_ADDRESS nor a config profile names one: the local dev server. */
 export const LOCAL_ADDRESS = '127.0.0.1:7233';
@@ -42,7 +43,14 @@ export async function connectClient(
       connectTimeout: 5000,
       channelArgs: CLIENT_CHANNEL_ARGS,
     });
-    return new Client({ connection, namespace: target.namespace, ...(interceptors ? { interceptors } : {}) });
+    // With encryption keys configured, everything this client sends is sealed and everything it reads opened.
+    const dataConverter = clientDataConverter(codecKeysFromEnv());
+    return new Client({
+      connection,
+      namespace: target.namespace,
+      ...(interceptors ? { interceptors } : {}),
+      ...(dataConverter ? { dataConverter } : {}),
+    });
   } catch (err) {
     throw new Error(
       `Cannot reach Temporal at ${target.connectionOptions.address}: ${(err as Error).message}. ` +

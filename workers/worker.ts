@@ -8,6 +8,7 @@ import type { WorkerConfig } from './config';
 import { ActivityOutcomeLogger } from './interceptors';
 import { PrivateValuesInterceptor } from './private-values';
 import { ErrorSanitiser } from './sanitise-errors';
+import { AesGcmCodec } from './payload-codec';
 import { secretsOfConfig } from '../shared/redact-secrets';
 import type { Tracing } from './tracing';
 
@@ -35,6 +36,9 @@ export interface AgentWorkerOptions {
   tracing?: Tracing;
 }
 
+/** Path of the failure converter the workflow sandbox loads when payloads are encrypted. */
+const FAILURE_CONVERTER_PATH = require.resolve('./failure-converter');
+
 /** Path of the workflows entry, resolvable from source (tsx, jest) and from dist/. */
 export const WORKFLOWS_PATH = require.resolve('../workflows');
 
@@ -56,6 +60,14 @@ export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worke
     taskQueue: opts.taskQueue ?? opts.config.taskQueue,
     ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
     activities,
+    ...(opts.config.codecKeys
+      ? {
+          dataConverter: {
+            payloadCodecs: [new AesGcmCodec(opts.config.codecKeys)],
+            failureConverterPath: FAILURE_CONVERTER_PATH,
+          },
+        }
+      : {}),
     maxConcurrentActivityTaskExecutions: opts.config.maxConcurrentActivities,
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     interceptors: {

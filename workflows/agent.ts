@@ -369,7 +369,13 @@ class AgentRun {
   private notificationsSent: Promise<void> = Promise.resolve();
 
   private raiseInOrder(n: ValidNotificationInput): Promise<void> {
-    this.notificationsSent = this.notificationsSent.then(() => this.raise(n));
+    // A budget notice that cannot reach the inbox must not end the run: it stays in the run's own list.
+    this.notificationsSent = this.notificationsSent
+      .then(() => this.raise(n))
+      .catch((err: unknown) => {
+        this.lastError = `Notification "${n.title}" not delivered to the inbox: ${(err as Error).message}`;
+        log.warn(this.lastError);
+      });
     return this.notificationsSent;
   }
 

@@ -52,7 +52,14 @@ export async function prepareJobSystems(dir: string): Promise<JobSystems> {
     configFile,
     JSON.stringify({
       databases: {
-        [CONNECTION]: { engine: 'postgres', url: '${env:DA_CHAOS_PG_URL}', schema, writable: true },
+        // The local test server's trust-auth superuser, knowingly, as the SQL test fixtures do.
+        [CONNECTION]: {
+          engine: 'postgres',
+          url: '${env:DA_CHAOS_PG_URL}',
+          schema,
+          writable: true,
+          allowPrivilegedRole: true,
+        },
       },
       email: { accounts: { default: { ...agentAccount(), password: '${env:DA_CHAOS_MAIL_PASSWORD}' } } },
     }),
@@ -98,7 +105,7 @@ function largestToolNotification(index: number): Record<string, unknown> {
   const args: Record<string, unknown> & { detail?: string } = {
     type: n.type,
     title: n.title,
-    message: `job ${index} is half done. ${n.message}`,
+    message: n.message,
     detail: n.detail,
     group: n.group,
   };
@@ -155,7 +162,11 @@ export function jobInput(job: JobSpec, token: string, agentsInbox: string): Agen
     tools: ['sql_query', 'send_email', 'notify_user', 'wait', 'get_time'],
     policy: {
       maxSteps: 10,
-      ...(job.gated ? { requireApproval: ['get_time'], approvalTimeout: '30 minutes' } : {}),
+      // Unattended jobs: their writes and mail need no approval; a gated job's get_time always does.
+      approvals: {
+        tools: { sql_query: 'never', send_email: 'never', ...(job.gated ? { get_time: 'always' } : {}) },
+      },
+      ...(job.gated ? { approvalTimeout: '30 minutes' } : {}),
     },
     notify: { user: agentsInbox },
   };

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { historyFromJSON, historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { codecKeysFromEnv, openHistoryPayloads } from '../../workers/payload-codec';
 
 /** A workflow history, as the SDK and the Temporal CLI represent it. */
 export type History = temporal.api.history.v1.IHistory;
@@ -20,7 +21,7 @@ export function readHistoryFile(file: string): History {
     throw new Error(`Cannot read history file ${file}: ${(err as Error).message}`);
   }
   try {
-    return historyFromJSON(json);
+    return openHistoryPayloads(historyFromJSON(json), codecKeysFromEnv());
   } catch (err) {
     throw new Error(
       `${file} is not a workflow history (expected {"events": [...]} as written by "temporal workflow show --output json"): ${(err as Error).message}`,
@@ -30,7 +31,11 @@ export function readHistoryFile(file: string): History {
 
 /** Fetches a run's history (the latest run of the id unless `runId` is given). */
 export async function fetchRunHistory(client: Client, workflowId: string, runId?: string): Promise<History> {
-  return client.workflow.getHandle(workflowId, runId).fetchHistory();
+  // Histories hold payloads as Temporal stored them: open encrypted ones with the configured keys.
+  return openHistoryPayloads(
+    await client.workflow.getHandle(workflowId, runId).fetchHistory(),
+    codecKeysFromEnv(),
+  );
 }
 
 /** A history as the JSON the Temporal CLI writes. */

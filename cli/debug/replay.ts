@@ -5,6 +5,7 @@ import { DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { WORKFLOWS_PATH } from '../../workers/worker';
 import type { History, HistoryEvent } from './history';
 import { historyWorkflowId } from './history';
+import { codecKeysFromEnv, openHistoryPayloads } from '../../workers/payload-codec';
 
 /** Where code and history part ways, in words. */
 export interface Divergence {
@@ -201,7 +202,11 @@ export async function* replayMany(
       return {
         async next(): Promise<IteratorResult<{ history: History; workflowId: string }>> {
           const r = await next();
-          if (!r.done) kept.set(r.value.workflowId, r.value.history);
+          if (!r.done) {
+            // Runs recorded with encryption on replay from their opened payloads.
+            openHistoryPayloads(r.value.history, codecKeysFromEnv());
+            kept.set(r.value.workflowId, r.value.history);
+          }
           return r;
         },
       };

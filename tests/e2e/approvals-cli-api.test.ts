@@ -134,14 +134,21 @@ test('list, refuse with the validator’s reason, reject, and say finished runs 
 }, 180_000);
 
 test('run --approve with a misspelt or wrongly cased tool is refused before anything starts', async () => {
+  // A model that reads the task, so the run's tools need not match a script's.
   for (const name of ['send_emial', 'Send_Email']) {
-    const out = await runCli(['run', '--tools', 'send_email', '--approve', name, 'x'], env);
+    const out = await runCli(
+      ['run', '--model', 'local', '--tools', 'send_email', '--approve', name, 'x'],
+      env,
+    );
     expect(out.code).toBe(1);
     expect(out.stderr).toMatch(
       new RegExp(`policy\\.requireApproval: unknown tool "${name}".*valid tools: get_time, calculator`),
     );
   }
-  const notEnabled = await runCli(['run', '--tools', 'calculator', '--approve', 'send_email', 'x'], env);
+  const notEnabled = await runCli(
+    ['run', '--model', 'local', '--tools', 'calculator', '--approve', 'send_email', 'x'],
+    env,
+  );
   expect(notEnabled.stderr).toMatch(
     /tool "send_email" is not enabled for this run; enabled tools: calculator/,
   );

@@ -6,11 +6,14 @@
  */
 import http from 'node:http';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { DEFAULT_RATE_LIMIT } from '../../cli/api/app';
 import { ApiConfigError, loadApiConfig, startApiServer } from '../../cli/api/server';
 import type { RunningApiServer } from '../../cli/api/server';
 import { inboxWorkflowId } from '../../shared/notifications/messages';
 import type { DevServerFixture } from '../support/dev-server';
 import { startDevServerFixture } from '../support/dev-server';
+import type { WorkerProcess } from '../support/processes';
+import { startWorkerProcess } from '../support/processes';
 import { uid } from '../support/temporal';
 
 const TOKEN = 'hardening-token-0123456789';
@@ -20,10 +23,13 @@ let fx: DevServerFixture;
 let open: RunningApiServer;
 let allowList: RunningApiServer;
 let withToken: RunningApiServer;
+let worker: WorkerProcess;
 const taskQueue = uid('hardening');
 
 beforeAll(async () => {
   fx = await startDevServerFixture();
+  // Notifications are sent by update, which a worker must accept.
+  worker = await startWorkerProcess({ TEMPORAL_ADDRESS: fx.address, DURABLE_AGENT_TASK_QUEUE: taskQueue });
   const base = { client: fx.client, taskQueue, host: '127.0.0.1', port: 0, logError: () => undefined };
   open = await startApiServer(base);
   allowList = await startApiServer({ ...base, corsOrigins: [APP_ORIGIN] });
@@ -32,6 +38,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([open, allowList, withToken].map((s) => s?.close()));
+  worker?.child.kill('SIGTERM');
+  await worker?.exited;
   await fx?.stop();
 });
 
@@ -270,6 +278,7 @@ test('the allow-list is read from the environment and must hold bare origins', (
     loadApiConfig({ DURABLE_AGENT_API_CORS_ORIGINS: 'https://a.example, http://localhost:5173/' }),
   ).toEqual({
     corsOrigins: ['https://a.example', 'http://localhost:5173'],
+    rateLimit: DEFAULT_RATE_LIMIT,
   });
   for (const bad of ['*', 'https://a.example/app', 'a.example', 'file:///x']) {
     expect(() => loadApiConfig({ DURABLE_AGENT_API_CORS_ORIGINS: bad })).toThrow(ApiConfigError);

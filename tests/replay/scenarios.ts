@@ -272,4 +272,62 @@ export const SCENARIOS: Scenario[] = [
       return [`${inboxWorkflowId(user)}@${handle.signaledRunId}`];
     },
   },
+  {
+    // Approval policies (send_email asks by default; the user approves with edited arguments, the
+    // request notice updated in place in the inbox) and a token budget that warns, then stops the
+    // run with a tool-less summary turn.
+    name: 'policies-and-budgets',
+    config: () => ({ email: emailConfig() }),
+    async run(client, tq, id) {
+      const usage = { inputTokens: 250, outputTokens: 50 };
+      const calc = (n: number) => ({
+        ...callTurn(['calculator', { expression: `${n}*${n}` }, `c${n}`]),
+        usage,
+      });
+      const handle = await client.workflow.start('agentWorkflow', {
+        taskQueue: tq,
+        workflowId: id,
+        args: [
+          {
+            task: 'approval policies',
+            tools: ['send_email', 'calculator'],
+            notify: { user: `${id}-user` },
+            policy: { maxTokens: 1000, approvalTimeout: '10 minutes' },
+            model: {
+              provider: 'scripted',
+              turns: [
+                {
+                  ...callTurn([
+                    'send_email',
+                    { to: ['x@elsewhere.example'], subject: 'draft', text: 'draft' },
+                    's1',
+                  ]),
+                  usage,
+                },
+                calc(2),
+                calc(3),
+                calc(4),
+                { content: 'Summary: one mail sent, three products computed.', usage },
+              ],
+            },
+          } satisfies AgentInput,
+        ],
+      });
+      await until(
+        async () => ((await handle.query(stateQuery)).approvals ?? []).length === 1,
+        'the approval',
+      );
+      await handle.executeUpdate(approveToolCallUpdate, {
+        args: [
+          {
+            toolCallId: 's1',
+            approve: true,
+            args: { to: ['user@example.test'], subject: `replay ${id}`, text: 'edited' },
+          },
+        ],
+      });
+      await handle.result();
+      return [id];
+    },
+  },
 ];

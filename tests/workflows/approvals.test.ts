@@ -355,3 +355,18 @@ test('a wall-clock budget (durable timers) warns at 80 % and ends a waiting appr
     'Run stopped: max_wall_clock budget reached',
   ]);
 }, 300_000);
+
+test('budgets and their warnings are kept across continue-as-new', async () => {
+  // The same token budget as above, continuing as new after every second step.
+  const { result, state, events, notes } = await runBudget(
+    budgetRun({ maxTokens: 1000, continueAsNewAfterSteps: 2 }, { inputTokens: 150, outputTokens: 50 }),
+  );
+  expect(state.continuations).toBe(2);
+  expect(events.filter((e) => e.kind === 'budget_warning').map((e) => e.step)).toEqual([4]);
+  expect(result).toMatchObject({ stopReason: 'max_tokens', steps: 6, answer: 'summary after 6 steps' });
+  expect(result.usage).toMatchObject({ inputTokens: 900, outputTokens: 300, modelCalls: 6, toolCalls: 5 });
+  expect(notes.map((n) => n.title)).toEqual([
+    'Budget at 80 %: max_tokens',
+    'Run stopped: max_tokens budget reached',
+  ]);
+}, 300_000);
