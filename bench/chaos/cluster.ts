@@ -46,7 +46,12 @@ export class ChaosCluster {
       ...env,
       TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
     });
-    for (let i = 0; i < workers; i += 1) await cluster.startWorker(i);
+    try {
+      for (let i = 0; i < workers; i += 1) await cluster.startWorker(i);
+    } catch (err) {
+      await cluster.stop();
+      throw err;
+    }
     return cluster;
   }
 
@@ -54,6 +59,7 @@ export class ChaosCluster {
   private startWorker(slot: number): Promise<void> {
     const starting = (async () => {
       for (let attempt = 1; ; attempt += 1) {
+        if (this.stopping) return;
         try {
           const worker = await startWorkerProcess(this.workerEnv);
           this.workers[slot] = worker;
@@ -80,6 +86,7 @@ export class ChaosCluster {
    */
   async killWorker(slot: number): Promise<void> {
     await this.ready[slot];
+    if (this.stopping) return;
     const worker = this.workers[slot];
     if (!worker) throw new Error(`no worker in slot ${slot}`);
     this.killed.add(worker);

@@ -69,6 +69,8 @@ export interface ChaosReport {
   flood:
     (Omit<FloodResult, 'accepted'> & { sent: number; accepted: number; inboxQueries: QueryProbe }) | null;
   workerErrors: string[];
+  /** Gated jobs whose held call could not be approved after the flood (the run would not take it). */
+  approvalsFailed: string[];
 }
 
 /**
@@ -185,6 +187,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     })();
 
     let floodResult: FloodResult | null = null;
+    const approvalsFailed: string[] = [];
     let inboxQueries: QueryProbe = { ok: 0, failed: 0, errors: new Map() };
     const flooded = (async () => {
       if (!flooding) return;
@@ -205,7 +208,10 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       ]);
       log(`t=${((Date.now() - started) / 1000).toFixed(1)} s: flood done`);
       // Now the gated jobs may go on.
-      await Promise.all(gated.map((g) => approve(client.workflow.getHandle(g.workflowId))));
+      for (const refusal of await Promise.all(
+        gated.map((g) => approve(client.workflow.getHandle(g.workflowId))),
+      ))
+        if (refusal) approvalsFailed.push(refusal);
     })();
 
     await Promise.all([starting, storm, flooded]);
@@ -327,6 +333,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           }
         : null,
       workerErrors: cluster.problems().slice(0, 20),
+      approvalsFailed,
     };
   } finally {
     await cluster.stop().catch(() => undefined);
@@ -348,15 +355,22 @@ async function failureOf(client: Client, workflowId: string): Promise<string> {
   }
 }
 
-/** Approves the gated job's held tool call, retrying until the run has reached the approval. */
-async function approve(handle: WorkflowHandle): Promise<void> {
+/**
+ * Approves the gated job's held tool call, retrying until the run has reached the approval.
+ * Returns why it could not, or null.
+ */
+async function approve(handle: WorkflowHandle): Promise<string | null> {
   const deadline = Date.now() + 300_000;
   for (;;) {
     try {
       await handle.executeUpdate(approveToolCallUpdate, { args: [{ toolCallId: GATE_CALL, approve: true }] });
-      return;
+      return null;
     } catch (err) {
-      if (Date.now() > deadline) throw err;
+      if (Date.now() > deadline) {
+        let e = err as Error & { cause?: unknown };
+        while (e.cause instanceof Error) e = e.cause;
+        return `${handle.workflowId}: ${e.message.slice(0, 200)}`;
+      }
       await sleep(1000);
     }
   }
@@ -382,6 +396,7 @@ export function chaosFailures(r: ChaosReport): string[] {
   nonZero('notifications lost', r.notifications.lost);
   nonZero('notifications duplicated', r.notifications.duplicates);
   nonZero('flood notifications refused', r.flood?.refused.length ?? 0);
+  nonZero('approvals the run would not take', r.approvalsFailed.length);
   for (const t of r.notifications.targets) if (t.problem) out.push(`${t.target}: ${t.problem}`);
   return out;
 }
@@ -428,6 +443,7 @@ export function formatReport(r: ChaosReport): string {
       `  ${t.target}: accepted ${t.accepted}, kept ${t.kept}, evicted ${t.evicted}, lost ${t.lost}${t.problem ? `, ${t.problem}` : ''}`,
     );
   for (const d of r.runs.lostDetail.slice(0, 10)) lines.push(`  lost: ${d}`);
+  for (const a of r.approvalsFailed) lines.push(`  approval not taken: ${a}`);
   if (f) for (const x of f.refused.slice(0, 5)) lines.push(`  refused: ${x.target} ${x.id}: ${x.error}`);
   if (failures.length) for (const e of r.workerErrors.slice(0, 5)) lines.push(`  worker: ${e}`);
   lines.push(

@@ -61,7 +61,11 @@ export async function startWorkerProcess(env: Record<string, string>): Promise<W
     / INFO {2}Worker state changed state=RUNNING$/m.test(stderr.join(''));
   while (!running()) {
     if (child.exitCode !== null) throw new Error(`worker exited: ${stderr.join('')}`);
-    if (Date.now() > deadline) throw new Error(`worker did not start: ${stderr.join('')}`);
+    if (Date.now() > deadline) {
+      // Do not leave a half-started worker polling behind the caller's back.
+      child.kill('SIGKILL');
+      throw new Error(`worker did not start: ${stderr.join('')}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
   return { child, lines, stderr, exited };
