@@ -130,10 +130,21 @@ export function workflowSpanSink(
       fn: (info: WorkflowInfo, spans: SerializableSpan[]) => {
         const words = privateWords(info.memo ?? {});
         const identity = Object.fromEntries(WORKFLOW_IDENTITY.map((k) => [k, info[k]]));
-        for (const s of spans) processor.onEnd(redactSpan(fromSerialized(s, identity, resource), words));
+        for (const s of spans) {
+          if (isUntracedQuery(s)) continue;
+          processor.onEnd(redactSpan(fromSerialized(s, identity, resource), words));
+        }
       },
     },
   };
+}
+
+/**
+ * A query answered for a caller that traces nothing (the CLI's progress polls, UIs, `temporal`):
+ * without a parent it would open a trace of its own at every poll, so it is not exported.
+ */
+function isUntracedQuery(s: SerializableSpan): boolean {
+  return s.name.startsWith('HandleQuery:') && !s.parentSpanId;
 }
 
 function fromSerialized(s: SerializableSpan, identity: otel.Attributes, resource: IResource): ReadableSpan {

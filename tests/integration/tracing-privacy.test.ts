@@ -229,8 +229,8 @@ describe('private text stays out of spans and logs', () => {
       const names = new Set(receiver.spans.map((s) => s.name));
       for (const tool of TOOLS) expect(names).toContain(`execute_tool ${tool}`);
       expect(names).toContain('durable-agent run');
-      expect(names).toContain('HandleSignal:notify');
-      expect(names).toContain('SignalWithStartWorkflow:inboxWorkflow');
+      expect(names).toContain('HandleUpdate:notify');
+      expect(names).toContain('UpdateWithStartWorkflow:notify');
 
       const failed = (tool: string, callId: string) =>
         receiver.spans.find((s) => s.name === `execute_tool ${tool}` && s[SPAN_ATTR.toolCallId] === callId)

@@ -320,7 +320,9 @@ describe('a worker process: OTLP export and structured logs', () => {
       /^\S+Z INFO {2}activity completed .* tool=calculator .*outcome=ok durationMs=\d+$/m,
     );
     const lines = stderr.split('\n');
-    expect(lines.filter((l) => / activity completed /.test(l))).toHaveLength(
+    // One line per model and tool call, besides the run's read of the worker's run defaults.
+    const completed = lines.filter((l) => / activity completed /.test(l));
+    expect(completed.filter((l) => !/ activityType=runDefaults /.test(l))).toHaveLength(
       usage.modelCalls + usage.toolCalls,
     );
     expect(lines.filter((l) => /^\s/.test(l))).toEqual([]);
