@@ -50,8 +50,9 @@ export function runWorker(opts: {
         config: opts.config,
         client,
         tracing,
-        // A prebuilt bundle lacks tracing's workflow modules, so with tracing on workflows/ is bundled.
-        ...(opts.config.workflowBundle && !tracing
+        // A prebuilt bundle lacks tracing's workflow modules and the encoding failure converter, so
+        // with tracing or payload encryption on, workflows/ is bundled here.
+        ...(opts.config.workflowBundle && !tracing && !opts.config.codecKeys
           ? { workflowBundle: { codePath: opts.config.workflowBundle } }
           : {}),
       });
