@@ -110,7 +110,12 @@ describe('canary secrets stay out of logs, messages and history', () => {
   async function canaryRuns(format: 'json' | 'text') {
     const all = { ...env, DURABLE_AGENT_TASK_QUEUE: uid('tq'), DURABLE_AGENT_LOG_FORMAT: format };
     const inputFile = path.join(tempDir('canary-input'), 'run.json');
-    fs.writeFileSync(inputFile, JSON.stringify({ task: 'try everything', tools: TOOLS, model: SCRIPT }));
+    // Every failure mode must run unattended: no call waits for approval.
+    const policy = { approvals: { tools: { send_email: 'never', sql_query: 'never' } } };
+    fs.writeFileSync(
+      inputFile,
+      JSON.stringify({ task: 'try everything', tools: TOOLS, model: SCRIPT, policy }),
+    );
     const tools = uid('canary-tools');
     const model = uid('canary-model');
     const worker = await startWorkerProcess(all);
