@@ -134,6 +134,8 @@ test('a refused statement goes back to the model, which corrects itself; the run
         ],
       },
       tools: ['sql_query'],
+      // The guard, not a person, is what this test is about: no call waits for approval.
+      policy: { approvals: { tools: { sql_query: 'never' } } },
     },
   );
   expect(result.stopReason).toBe('final_answer');
