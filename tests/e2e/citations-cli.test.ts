@@ -121,11 +121,13 @@ test('run, status, transcript and the API show the two cited sources, numbered, 
   expect(markdown.stdout).toMatch(/ {2}- \[2\] .+ — .*espresso\.md/);
 
   const app = createNotificationsApp({ client: fx.client, taskQueue: env.DURABLE_AGENT_TASK_QUEUE! });
-  const res = await app.request(`/api/runs/${encodeURIComponent(id)}/answer`);
+  // As a local client sends it: the API without a token answers loopback hosts only.
+  const local = { headers: { host: '127.0.0.1:8787' } };
+  const res = await app.request(`/api/runs/${encodeURIComponent(id)}/answer`, local);
   expect(res.status).toBe(200);
   const body = (await res.json()) as { text: string; markdown: string; citations: { location: string }[] };
   expect(body.text).toMatch(sources(''));
   expect(body.markdown).toContain('**Sources**\n\n1. [Growing Tomatoes › Blossom end rot]');
   expect(body.citations.map((c) => c.location)).toEqual([TOMATOES, ESPRESSO]);
-  expect((await app.request('/api/runs/no-such-run/answer')).status).toBe(404);
+  expect((await app.request('/api/runs/no-such-run/answer', local)).status).toBe(404);
 }, 240_000);
