@@ -1,4 +1,9 @@
-/** @type {import('jest').Config} */
+/**
+ * `npm test` runs the local-model test files in a jest process of their own: node-llama-cpp is an ES
+ * module loaded by a native import(), and in a process where other test files ran first, Node 20
+ * can hand that import to the loader of an earlier, discarded test context.
+ * @type {import('jest').Config}
+ */
 module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/tests'],

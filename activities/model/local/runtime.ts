@@ -6,7 +6,6 @@
  * prompt, tool cards, earlier turns of the run) evaluates only what is new.
  */
 import fs from 'node:fs';
-import vm from 'node:vm';
 import type * as LlamaCpp from 'node-llama-cpp';
 import type { GrammarSchema } from './decision';
 import { SequencePool } from './pool';
@@ -42,28 +41,16 @@ const GRAMMAR_CACHE_LIMIT = 32;
  * node-llama-cpp is an ES module with top-level await, which `require` cannot load, and the
  * CommonJS output of tsc and of the test transform would turn a plain `import()` into `require`.
  * A function built at run time keeps the import native in every one of them.
- *
- * Inside a `vm` context (test runners load each test file in one), a dynamic import is resolved by
- * the context's loader, and Node 20 can hand it to the loader of an earlier, already discarded
- * context. There the import goes through the process's own loader instead: the module is loaded
- * once per process either way.
  */
-function nativeImporter(): (specifier: string) => Promise<unknown> {
-  const mainLoader = vm.constants?.USE_MAIN_CONTEXT_DEFAULT_LOADER;
-  const inVmContext = vm.runInThisContext('globalThis') !== globalThis;
-  if (inVmContext && mainLoader) {
-    return vm.runInThisContext('(specifier) => import(specifier)', {
-      importModuleDynamically: mainLoader,
-    }) as (specifier: string) => Promise<unknown>;
-  }
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- a fixed string: the native import() itself
-  return new Function('specifier', 'return import(specifier)') as (specifier: string) => Promise<unknown>;
-}
+// eslint-disable-next-line @typescript-eslint/no-implied-eval -- a fixed string: the native import() itself
+const importNative = new Function('specifier', 'return import(specifier)') as (
+  specifier: string,
+) => Promise<unknown>;
 
 let runtimeModule: Promise<typeof LlamaCpp> | undefined;
 /** The node-llama-cpp module, imported once per process. */
 export function llamaCpp(): Promise<typeof LlamaCpp> {
-  runtimeModule ??= nativeImporter()('node-llama-cpp') as Promise<typeof LlamaCpp>;
+  runtimeModule ??= importNative('node-llama-cpp') as Promise<typeof LlamaCpp>;
   return runtimeModule;
 }
 
