@@ -272,7 +272,7 @@ program
     const t = target();
     const noWorker = (taskQueue: string) =>
       noWorkerMessage(taskQueue, t.connectionOptions.address, t.namespace);
-    let watchingWorkers: { stop(): void } | undefined;
+    let watchingWorkers: { progressed(): void; stop(): void } | undefined;
     try {
       const workflowId = o.id ?? `agent-${randomUUID()}`;
       const taskQueue = o.taskQueue ?? config.taskQueue;
@@ -301,11 +301,11 @@ program
       });
       if (!o.json) console.log(`Started ${workflowId}`);
       watchingWorkers = watchForWorker(client, taskQueue, (l) => console.error(l), noWorker(taskQueue));
-      const outcome = await watchRun(
-        client,
-        handle,
-        o.json ? () => undefined : (l) => console.log(printable(l, true)),
-      );
+      const worker = watchingWorkers;
+      const outcome = await watchRun(client, handle, (l) => {
+        worker.progressed();
+        if (!o.json) console.log(printable(l, true));
+      });
       watchingWorkers.stop();
       const answer = outcome.result?.answer;
       const resolved = answer ? await resolveRunAnswer(client, workflowId, answer) : undefined;
@@ -348,10 +348,16 @@ function watchForWorker(
   taskQueue: string,
   print: (line: string) => void,
   message: string,
-): { stop(): void } {
+): { progressed(): void; stop(): void } {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let warned = false;
+  let announced = false;
+  const announce = () => {
+    if (!warned || announced) return;
+    announced = true;
+    print(`A worker polls task queue "${taskQueue}" now; the run goes on.`);
+  };
   const check = async () => {
     const pollers = await workflowPollers(client, taskQueue);
     if (stopped) return;
@@ -359,7 +365,7 @@ function watchForWorker(
       warned = true;
       print(`waiting: ${message}; the run starts when one does (Ctrl-C leaves it waiting)`);
     } else if (pollers !== undefined && pollers > 0 && warned) {
-      print(`A worker polls task queue "${taskQueue}" now; the run goes on.`);
+      announce();
       return;
     } else if (pollers === undefined || pollers > 0) return;
     timer = setTimeout(() => void check(), 2000);
@@ -367,6 +373,10 @@ function watchForWorker(
   };
   void check();
   return {
+    /** The run made progress: a worker took it, even if it came and went between two checks. */
+    progressed() {
+      if (!stopped) announce();
+    },
     stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
