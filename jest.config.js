@@ -1,5 +1,5 @@
 /**
- * `npm test` runs the local-model test files in a jest process of their own: node-llama-cpp is an ES
+ * `npm test` runs each local-model integration test file in a jest process of its own: node-llama-cpp is an ES
  * module loaded by a native import(), and in a process where other test files ran first, Node 20
  * can hand that import to the loader of an earlier, discarded test context.
  * @type {import('jest').Config}
