@@ -26,13 +26,33 @@ let webCalls = 0;
 
 beforeAll(async () => {
   web = http.createServer((req, res) => {
-    req.resume();
+    let body = '';
+    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
     req.on('end', () => {
       webCalls += 1;
-      res.writeHead(req.url === '/search' && req.method === 'POST' ? 200 : 404, {
-        'content-type': 'application/json',
-      });
-      res.end(TAVILY);
+      const query = (JSON.parse(body || '{}') as { query?: string }).query ?? '';
+      // A query starting "topic-" gets pages of its own; "topic-slow" answers 1.5 s late.
+      const topic = /^topic-(\w+)/.exec(query)?.[1];
+      const answer = topic
+        ? JSON.stringify({
+            query,
+            results: [1, 2].map((n) => ({
+              url: `https://example.test/${topic}/${n}`,
+              title: `${topic} page ${n}`,
+              content: `What the ${topic} page ${n} says.`,
+              score: 0.9 - n / 10,
+            })),
+          })
+        : TAVILY;
+      setTimeout(
+        () => {
+          res.writeHead(req.url === '/search' && req.method === 'POST' ? 200 : 404, {
+            'content-type': 'application/json',
+          });
+          res.end(answer);
+        },
+        topic === 'slow' ? 1_500 : 0,
+      );
     });
   });
   await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
@@ -44,8 +64,8 @@ afterAll(async () => {
   await new Promise((resolve) => web.close(resolve));
 });
 
-test('cite indexes are unique across searches, continue-as-new and a worker restart, and resolve', async () => {
-  const dir = tempDir('search-run');
+/** A worker config whose web search is the local Tavily-shaped server. */
+function writeSearchConfig(dir: string): string {
   const configFile = path.join(dir, 'config.json');
   fs.writeFileSync(
     configFile,
@@ -64,6 +84,12 @@ test('cite indexes are unique across searches, continue-as-new and a worker rest
       },
     }),
   );
+  return configFile;
+}
+
+test('cite indexes are unique across searches, continue-as-new and a worker restart, and resolve', async () => {
+  const dir = tempDir('search-run');
+  const configFile = writeSearchConfig(dir);
   fs.writeFileSync(
     path.join(dir, 'search.json'),
     JSON.stringify({
@@ -146,5 +172,60 @@ test('cite indexes are unique across searches, continue-as-new and a worker rest
   } finally {
     second.child.kill('SIGTERM');
     await second.exited;
+  }
+}, 240_000);
+
+test('parallel searches number their results in the order the calls started, not the order they finished', async () => {
+  const dir = tempDir('search-order');
+  const configFile = writeSearchConfig(dir);
+  fs.writeFileSync(
+    path.join(dir, 'order.json'),
+    JSON.stringify({
+      turns: [
+        callTurn(
+          ['web_search', { query: 'topic-slow', max_results: 2 }, 'slow'],
+          ['web_search', { query: 'topic-fast', max_results: 2 }, 'fast'],
+        ),
+        answerTurn('Slow first [[d1]], fast after [[d3]].'),
+      ],
+    }),
+  );
+  const env = {
+    TEMPORAL_ADDRESS: fx.address,
+    DURABLE_AGENT_TASK_QUEUE: uid('search-order'),
+    DURABLE_AGENT_SCRIPTS_DIR: dir,
+    DURABLE_AGENT_CONFIG: configFile,
+  };
+  const worker = await startWorkerProcess(env);
+  try {
+    const handle = await fx.client.workflow.start('agentWorkflow', {
+      taskQueue: env.DURABLE_AGENT_TASK_QUEUE,
+      workflowId: uid('cite-order'),
+      args: [
+        {
+          task: 'research',
+          tools: ['web_search'],
+          model: { provider: 'scripted', script: 'order' },
+        },
+      ],
+    });
+    const result = (await handle.result()) as AgentResult;
+    expect(result.answer).toBe('Slow first [[d1]], fast after [[d3]].');
+    // The fast search finished first, yet the slow one (called first) holds d1 and d2.
+    const events = await handle.query(eventsQuery, {});
+    const took: Record<string, number> = Object.fromEntries(
+      events.filter((e) => e.kind === 'tool_finished').map((e) => [e.toolCallId, e.durationMs ?? 0]),
+    );
+    expect(took.slow).toBeGreaterThanOrEqual((took.fast ?? 0) + 1_000);
+    const citations = await handle.query(citationsQuery);
+    expect(citations.map((c) => [c.reference_mark, c.record.url])).toEqual([
+      ['[[d1]]', 'https://example.test/slow/1'],
+      ['[[d2]]', 'https://example.test/slow/2'],
+      ['[[d3]]', 'https://example.test/fast/1'],
+      ['[[d4]]', 'https://example.test/fast/2'],
+    ]);
+  } finally {
+    worker.child.kill('SIGTERM');
+    await worker.exited;
   }
 }, 240_000);

@@ -1,4 +1,11 @@
-import { ActivityFailure, condition, isCancellation, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  ActivityFailure,
+  condition,
+  isCancellation,
+  patched,
+  setHandler,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { Duration } from '@temporalio/common';
 import type { ToolActivity } from '../../activities/types';
@@ -63,6 +70,13 @@ interface ApprovalWait {
 /** How an approval wait ended: refused (text for the model), or approved (maybe with edited arguments). */
 type ApprovalOutcome = { refused: string } | { approved: true; args?: unknown };
 
+/**
+ * Search results are numbered for citation in the order their calls started, not the order they
+ * finished, so a turn's parallel searches number the same way on every run. Runs recorded before
+ * this numbered by finish order and keep doing so on replay.
+ */
+export const CITATION_ORDER_PATCH = 'citations-in-start-order';
+
 /** Marks a call that stopped because the run is about to continue as new. */
 const INTERRUPTED = Symbol('interrupted');
 
@@ -96,6 +110,9 @@ export class ToolRunner {
   private runningTools = 0;
   private readonly slotWaiters: (() => void)[] = [];
   private notificationTurn: Promise<void> = Promise.resolve();
+  /** The previous search call's citation, which this one numbers after (see CITATION_ORDER_PATCH). */
+  private citationTurn: Promise<void> = Promise.resolve();
+  private citesInStartOrder: boolean | undefined;
   /** Set once the run must continue as new: nothing new starts, approval waits end. */
   private draining = false;
 
@@ -262,10 +279,21 @@ export class ToolRunner {
         this.releaseToolSlot();
         return;
       }
+      // Taken as the activity starts (synchronously, so in start order): a search that finishes
+      // first still numbers its results after the searches started before it.
+      let releaseCitation: (() => void) | undefined;
+      let citationTurn: Promise<void> | undefined;
+      if (def.category === 'search' && (this.citesInStartOrder ??= patched(CITATION_ORDER_PATCH))) {
+        citationTurn = this.citationTurn;
+        this.citationTurn = new Promise<void>((resolve) => {
+          releaseCitation = resolve;
+        });
+      }
       try {
-        const [content, isError] = await this.execute(def, step, pending);
+        const [content, isError] = await this.execute(def, step, pending, citationTurn);
         c.result = reply(edited ? withEditNote(content, pending.args) : content, isError);
       } finally {
+        releaseCitation?.();
         this.releaseToolSlot();
       }
     } finally {
@@ -279,6 +307,7 @@ export class ToolRunner {
     def: ToolDefinition,
     step: number,
     pending: PendingToolCall,
+    citationTurn?: Promise<void>,
   ): Promise<[ToolMessageContent, boolean]> {
     const { toolCallId, name, args } = pending;
     pending.state = 'running';
@@ -293,7 +322,10 @@ export class ToolRunner {
         step,
         ...(notifyUser ? { context: { notifyUser } } : {}),
       });
+      const durationMs = Date.now() - started;
       this.host.countToolCall();
+      // Searches started earlier are running, not waiting for approval, so this wait is short.
+      if (citationTurn) await citationTurn;
       if (
         this.host.approvalPolicy() !== null &&
         isUntrustedSource(this.host.approvalPolicy() as ApprovalPolicy, name) &&
@@ -311,7 +343,7 @@ export class ToolRunner {
         tool: name,
         text: typeof content === 'string' ? content : content.preview,
         isError: result.isError,
-        durationMs: Date.now() - started,
+        durationMs,
       });
       return [content, result.isError ?? false];
     } catch (err) {
