@@ -4,6 +4,7 @@ import type { Command } from 'commander';
 import type { TemporalTarget } from '../workers/connect';
 import { connectClient } from '../workers/connect';
 import { decideApproval, formatApproval, listApprovals } from './approval-client';
+import { withCommandClient } from './traced-client';
 
 /** Largest `--args` file: edited arguments travel in one update, far below Temporal's payload limit. */
 const MAX_ARGS_FILE_BYTES = 256 * 1024;
@@ -67,7 +68,7 @@ export function registerApprovalCommands(program: Command, target: () => Tempora
       async (id: string, toolCallId: string, o: { args?: string; reason?: string; reject?: boolean }) => {
         if (o.reject && o.args) throw new Error('--args goes with an approval, not with --reject');
         const args = o.args ? readArgsFile(o.args) : undefined;
-        await withClient(async (client) => {
+        await withCommandClient(target(), o.reject ? 'reject' : 'approve', async (client) => {
           const r = await decideApproval(client, id, {
             toolCallId,
             approve: !o.reject,
@@ -89,7 +90,7 @@ export function registerApprovalCommands(program: Command, target: () => Tempora
     .requiredOption('--reason <text>', 'why (shown to the model)')
     .action(async (id: string, toolCallId: string, o: { reason: string }) => {
       if (!o.reason.trim()) throw new Error('--reason must not be empty');
-      await withClient(async (client) => {
+      await withCommandClient(target(), 'reject', async (client) => {
         const r = await decideApproval(client, id, { toolCallId, approve: false, reason: o.reason });
         console.log(`${r.toolCallId}: rejected`);
       });

@@ -23,6 +23,7 @@ import { loadScriptFile, scriptTools } from '../activities/model/scripted';
 import { loadWorkerConfig } from '../workers/config';
 import { connectClient, temporalTarget } from '../workers/connect';
 import { startTracing } from '../workers/start-tracing';
+import { withCommandClient } from './traced-client';
 import { devServerStatus, startDevServer, stopDevServer } from './dev-server';
 import { startCodecServer } from './codec-server';
 import { codecKeysFromEnv } from '../workers/payload-codec';
@@ -385,13 +386,27 @@ function watchForWorker(
 }
 
 // ---------------------------------------------------------------- status / cancel / message
-async function withHandle<T>(id: string, fn: (h: WorkflowHandle, client: Client) => Promise<T>) {
+/**
+ * Runs `fn` with a handle on run `id`. A `command` that changes the run (cancel, message) is one
+ * trace when tracing is on; reading commands open none.
+ */
+async function withHandle<T>(
+  id: string,
+  fn: (h: WorkflowHandle, client: Client) => Promise<T>,
+  command?: string,
+) {
+  const act = async (client: Client) => {
+    try {
+      return await fn(client.workflow.getHandle(id), client);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new Error(`No run with id "${id}" in this namespace`);
+      throw err;
+    }
+  };
+  if (command) return withCommandClient(target(), command, act);
   const client = await connectClient(target());
   try {
-    return await fn(client.workflow.getHandle(id), client);
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError) throw new Error(`No run with id "${id}" in this namespace`);
-    throw err;
+    return await act(client);
   } finally {
     await client.connection.close();
   }
@@ -491,11 +506,15 @@ program
   .description('Cancel a run gracefully (running tools are cancelled; state stays queryable)')
   .argument('<id>', 'workflow id')
   .action(async (id: string) => {
-    await withHandle(id, async (h) => {
-      await requireOpen(h, 'there is nothing to cancel');
-      await h.cancel();
-      console.log(`Cancellation requested for ${id}`);
-    });
+    await withHandle(
+      id,
+      async (h) => {
+        await requireOpen(h, 'there is nothing to cancel');
+        await h.cancel();
+        console.log(`Cancellation requested for ${id}`);
+      },
+      'cancel',
+    );
   });
 
 program
@@ -508,11 +527,15 @@ program
     const bytes = utf8Bytes(text);
     if (bytes > BUDGETS.userMessageBytes)
       throw new Error(overBudgetMessage('The message', bytes, BUDGETS.userMessageBytes));
-    await withHandle(id, async (h) => {
-      await requireOpen(h, 'it takes no more messages');
-      await h.signal(userMessageSignal, { text });
-      console.log(`Message sent to ${id}`);
-    });
+    await withHandle(
+      id,
+      async (h) => {
+        await requireOpen(h, 'it takes no more messages');
+        await h.signal(userMessageSignal, { text });
+        console.log(`Message sent to ${id}`);
+      },
+      'message',
+    );
   });
 
 // ---------------------------------------------------------------- demo

@@ -24,6 +24,7 @@ import {
 } from './notification-client';
 import type * as ApiServer from './api/server';
 import { printable } from '../shared/identifiers';
+import { withCommandClient } from './traced-client';
 
 /** Widest message column of the table; longer messages are cut with an ellipsis. */
 const MESSAGE_WIDTH = 60;
@@ -271,7 +272,7 @@ export function registerNotificationCommands(program: Command, target: () => Tem
         display_time: o.displayTime,
       });
       if (!prepared.ok) throw new Error(prepared.error);
-      const stored = await withClient(target, (client) =>
+      const stored = await withCommandClient(target(), 'notify', (client) =>
         sendNotification(client, loadWorkerConfig().taskQueue, id, prepared.notification),
       );
       const sent = { ...stored, target: id };
@@ -295,7 +296,7 @@ export function registerNotificationCommands(program: Command, target: () => Tem
       const input = MarkReadInputSchema.safeParse(o.all ? { all: true } : { ids: o.ids });
       if (!input.success)
         throw new Error(`Invalid --ids: ${input.error.issues.map((i) => i.message).join('; ')}`);
-      await withClient(target, async (client) => {
+      await withCommandClient(target(), 'mark-read', async (client) => {
         const result = await sendMarkRead(client, id, input.data);
         console.log(`Marked read in ${id}; ${result.unread} unread left`);
       });
@@ -307,7 +308,7 @@ export function registerNotificationCommands(program: Command, target: () => Tem
     .argument('<target>', 'agent run id or inbox:<user>')
     .action(async (rawTarget: string) => {
       const id = requireTarget(rawTarget);
-      await withClient(target, async (client) => {
+      await withCommandClient(target(), 'clear-notifications', async (client) => {
         await sendClearNotifications(client, id);
       });
       console.log(`Cleared the notifications of ${id}`);

@@ -10,7 +10,10 @@ import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { replayHistory } from '../../cli/debug/replay';
+import fs from 'node:fs';
+import path from 'node:path';
 import type { AgentResult } from '../../shared/agent';
+import { stateQuery } from '../../shared/agent';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { ConfigError, loadWorkerConfig } from '../../workers/config';
 import { createTracing, JsonLinesSpanExporter, SPAN_ATTR } from '../../workers/tracing';
@@ -20,7 +23,7 @@ import { startDevServerFixture } from '../support/dev-server';
 import { startOtlpReceiver } from '../support/otlp-receiver';
 import { freePort, runCli, startWorkerProcess } from '../support/processes';
 import { answerTurn, callTurn } from '../support/scripts';
-import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../support/temporal';
+import { tempDir, testConfig, timeSkippingEnv, uid, workflowBundle } from '../support/temporal';
 
 describe('configuration', () => {
   test('tracing is off by default and nothing is installed', () => {
@@ -305,6 +308,81 @@ describe('a worker process: OTLP export and structured logs', () => {
       await receiver.close();
     }
   }, 180_000);
+
+  test('approve, message and cancel are each one trace: the command span, its client call, the worker’s handling', async () => {
+    const receiver = await startOtlpReceiver();
+    const dir = tempDir('traced-commands');
+    fs.writeFileSync(
+      path.join(dir, 'ask.json'),
+      JSON.stringify({
+        turns: [callTurn(['calculator', { expression: '6 * 7' }, 'calc']), answerTurn('42')],
+      }),
+    );
+    fs.writeFileSync(
+      path.join(dir, 'pause.json'),
+      JSON.stringify({ turns: [callTurn(['wait', { seconds: 120 }, 'pause']), answerTurn('late')] }),
+    );
+    const env = {
+      TEMPORAL_ADDRESS: fx.address,
+      DURABLE_AGENT_TASK_QUEUE: uid('traced-commands'),
+      DURABLE_AGENT_SCRIPTS_DIR: dir,
+      DURABLE_AGENT_TRACING: 'otlp',
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+    };
+    const worker = await startWorkerProcess(env);
+    try {
+      const start = (script: string, tools: string[], extra: object = {}) =>
+        fx.client.workflow.start('agentWorkflow', {
+          taskQueue: env.DURABLE_AGENT_TASK_QUEUE,
+          workflowId: uid(script),
+          args: [{ task: 'traced', tools, model: { provider: 'scripted', script }, ...extra }],
+        });
+      const asking = await start('ask', ['calculator'], {
+        policy: { approvals: { tools: { calculator: 'always' } } },
+      });
+      for (let i = 0; i < 300; i++) {
+        if ((await asking.query(stateQuery)).status === 'waiting_for_approval') break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect((await runCli(['message', asking.workflowId, 'hello'], env)).code).toBe(0);
+      expect((await runCli(['approve', asking.workflowId, 'calc'], env)).stdout.trim()).toBe(
+        'calc: approved',
+      );
+      expect(((await asking.result()) as AgentResult).answer).toBe('42');
+
+      const pausing = await start('pause', ['wait']);
+      for (let i = 0; i < 300; i++) {
+        if ((await pausing.query(stateQuery)).pendingToolCalls.length > 0) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect((await runCli(['cancel', pausing.workflowId], env)).code).toBe(0);
+      await pausing.result().catch(() => undefined);
+      worker.child.kill('SIGTERM');
+      expect(await worker.exited).toBe(0);
+
+      for (const [command, client, handled] of [
+        ['message', 'SignalWorkflow:userMessage', 'HandleSignal:userMessage'],
+        ['approve', 'StartWorkflowUpdate:approveToolCall', 'HandleUpdate:approveToolCall'],
+        ['cancel', 'CancelWorkflow', undefined],
+      ] as const) {
+        const root = receiver.spans.find((s) => s.name === `durable-agent ${command}`);
+        expect(root).toMatchObject({ [SPAN_ATTR.command]: command, parentSpanId: undefined });
+        const call = receiver.spans.find((s) => s.name === client && s.traceId === root?.traceId);
+        expect(call?.parentSpanId).toBe(root?.spanId);
+        if (handled) {
+          const handling = receiver.spans.find((s) => s.name === handled);
+          expect(handling?.traceId).toBe(root?.traceId);
+        }
+        // Nothing else of the command's: its reads (describe, query) open no span.
+        expect(
+          receiver.spans.filter((s) => s.traceId === root?.traceId && s.name.startsWith('Query')),
+        ).toEqual([]);
+      }
+    } finally {
+      if (worker.child.exitCode === null) worker.child.kill('SIGKILL');
+      await receiver.close();
+    }
+  }, 240_000);
 
   test('with the collector down, runs still finish and the worker says spans could not be exported (text logs)', async () => {
     const { stdoutLines, stderr, usage } = await demoRun({
