@@ -268,11 +268,11 @@ async function runBudget(input: AgentInput): Promise<{
       args: [input],
     });
     const result = (await handle.result()) as AgentResult;
-    const [state, events, box] = await Promise.all([
-      handle.query(stateQuery),
-      handle.query(eventsQuery, {}),
-      handle.query(notificationsQuery),
-    ]);
+    // One query at a time: concurrent queries of a closed workflow on the time-skipping test server
+    // can leave one waiting ~75 s for its query task.
+    const state = await handle.query(stateQuery);
+    const events = await handle.query(eventsQuery, {});
+    const box = await handle.query(notificationsQuery);
     const inbox = await env.client.workflow
       .getHandle(inboxWorkflowId(input.notify!.user))
       .query(notificationsQuery);
