@@ -3,6 +3,8 @@ import path from 'node:path';
 import type { ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { WORKFLOWS_PATH } from '../../workers/worker';
+import { PROJECT_ROOT } from '../binaries';
+import { cachedBundle, storeBundle } from './bundle-cache';
 import type { History, HistoryEvent } from './history';
 import { historyWorkflowId } from './history';
 import { codecKeysFromEnv, openHistoryPayloads } from '../../workers/payload-codec';
@@ -30,12 +32,25 @@ export interface ReplayOutcome {
   error?: string;
 }
 
-/** Builds the workflow bundle once; replays of many histories share it. */
-export function replayBundle(workflowsPath = WORKFLOWS_PATH): Promise<WorkflowBundleWithSourceMap> {
-  return bundleWorkflowCode({
+/** Where `replay` keeps the bundles it built (see bundle-cache.ts). */
+export const REPLAY_BUNDLE_CACHE = path.join(PROJECT_ROOT, '.data', 'replay-bundles');
+
+/**
+ * The workflow bundle replays of many histories share: from the cache while every file it was built
+ * from is unchanged, else built (seconds) and cached. `cacheDir: null` always builds.
+ */
+export async function replayBundle(
+  workflowsPath = WORKFLOWS_PATH,
+  cacheDir: string | null = REPLAY_BUNDLE_CACHE,
+): Promise<WorkflowBundleWithSourceMap> {
+  const cached = cacheDir ? cachedBundle(cacheDir, workflowsPath) : null;
+  if (cached) return cached;
+  const bundle = await bundleWorkflowCode({
     workflowsPath: path.resolve(workflowsPath),
     logger: new DefaultLogger('ERROR'),
   });
+  if (cacheDir) storeBundle(cacheDir, workflowsPath, bundle);
+  return bundle;
 }
 
 function describeCommandEvent(e: HistoryEvent): string | null {
