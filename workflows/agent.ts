@@ -435,8 +435,15 @@ class AgentRun {
       });
     } catch (err) {
       if (isCancellation(err)) throw err;
+      // A regular activity's failure wraps the activity's error; a local one's may arrive as itself.
       const cause =
-        err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : undefined;
+        err instanceof ActivityFailure
+          ? err.cause instanceof ApplicationFailure
+            ? err.cause
+            : undefined
+          : err instanceof ApplicationFailure
+            ? err
+            : undefined;
       throw ApplicationFailure.create({
         type: cause?.type ?? 'ModelCallFailed',
         message: `Model call failed at step ${this.step}: ${cause?.message ?? (err as Error).message}`,
