@@ -4,7 +4,8 @@
  * `policy.localActivities` 'never' (today's path) and 'auto' (the fast path), then N bare workflows
  * of the same shape (two activities per step); steps/s, per-step latency and worker RSS for each.
  * Then N agent runs parked in the worker's cache (waiting for an approval) and N parked bare
- * workflows: RSS per cached workflow. The worker runs in this process; RSS is the process's.
+ * workflows: RSS per cached workflow. Agent runs start as the CLI starts them (with their search
+ * attributes). The worker runs in this process; RSS is the process's.
  *
  *   NODE_OPTIONS=--expose-gc npx tsx bench/density.ts [--n 10,100,500,2000] [--steps 5]
  *     [--modes never,auto] [--cache N] [--wft-slots N] [--act-slots N] [--la-slots N]
@@ -13,6 +14,7 @@
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
+import { startAgentRun } from '../cli/start-run';
 import type { AgentInput, Policy } from '../shared/agent';
 import type { ScriptedTurn } from '../shared/model';
 import type { DevServerFixture } from '../tests/support/dev-server';
@@ -231,11 +233,7 @@ async function main(): Promise<void> {
             console.log(row('bare workflow (2 activities)', bare));
             for (const mode of MODES) {
               const agent = await throughput(fx, agentQueue, n, (workflowId) =>
-                fx.client.workflow.start('agentWorkflow', {
-                  taskQueue: agentQueue,
-                  workflowId,
-                  args: [agentInput(mode, false)],
-                }),
+                startAgentRun(fx.client, agentInput(mode, false), { taskQueue: agentQueue, workflowId }),
               );
               const share = agent.stepsPerSecond / bare.stepsPerSecond;
               console.log(
@@ -251,10 +249,9 @@ async function main(): Promise<void> {
               fx,
               n,
               (workflowId) =>
-                fx.client.workflow.start('agentWorkflow', {
+                startAgentRun(fx.client, agentInput(MODES[0] ?? 'never', true), {
                   taskQueue: agentQueue,
                   workflowId,
-                  args: [agentInput(MODES[0] ?? 'never', true)],
                 }),
               async (tag) =>
                 (
