@@ -9,11 +9,12 @@
  *
  *   NODE_OPTIONS=--expose-gc npx tsx bench/density.ts [--n 10,100,500,2000] [--steps 5]
  *     [--modes never,auto] [--cache N] [--wft-slots N] [--act-slots N] [--la-slots N]
- *     [--wft-pollers N] [--act-pollers N] [--reuse-v8 true|false] [--no-density]
+ *     [--wft-pollers N] [--act-pollers N] [--reuse-v8 true|false] [--no-density] [--density-only]
+ *     [--preload zod,...]   (modules the workflow sandbox evaluates once and shares, frozen)
  */
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
-import { NativeConnection } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, bundleWorkflowCode } from '@temporalio/worker';
 import { startAgentRun } from '../cli/start-run';
 import type { AgentInput, Policy } from '../shared/agent';
 import type { ScriptedTurn } from '../shared/model';
@@ -21,7 +22,7 @@ import type { DevServerFixture } from '../tests/support/dev-server';
 import { startDevServerFixture } from '../tests/support/dev-server';
 import { testConfig, uid, workflowBundle } from '../tests/support/temporal';
 import type { WorkerTuning } from '../workers/worker';
-import { createAgentWorker } from '../workers/worker';
+import { WORKFLOWS_PATH, createAgentWorker } from '../workers/worker';
 import { floorBundle, withFloorWorker } from './fixtures/floor';
 import { percentile } from './stats';
 
@@ -38,6 +39,8 @@ const { values: flags } = parseArgs({
     'act-pollers': { type: 'string' },
     'reuse-v8': { type: 'string' },
     'no-density': { type: 'boolean', default: false },
+    preload: { type: 'string' },
+    'density-only': { type: 'boolean', default: false },
   },
 });
 
@@ -205,10 +208,17 @@ async function main(): Promise<void> {
   const fx = await startDevServerFixture();
   const connection = await NativeConnection.connect({ address: fx.address });
   const agentQueue = uid('density');
-  const bundle = await workflowBundle();
+  const preload = flags.preload?.split(',').filter(Boolean) ?? [];
+  const bundle = preload.length
+    ? await bundleWorkflowCode({
+        workflowsPath: WORKFLOWS_PATH,
+        logger: new DefaultLogger('WARN'),
+        preloadModules: preload,
+      })
+    : await workflowBundle();
   const floor = await floorBundle();
   console.log(
-    `One worker + dev server; ${STEPS} steps per run (model turn + one calculator call); tuning ${JSON.stringify(TUNING)}`,
+    `One worker + dev server; ${STEPS} steps per run (model turn + one calculator call); tuning ${JSON.stringify(TUNING)}${preload.length ? `; preloaded ${preload.join(', ')}` : ''}`,
   );
   try {
     const worker = await createAgentWorker({
@@ -227,22 +237,28 @@ async function main(): Promise<void> {
         async (floorQueue) => {
           for (const n of COUNTS) {
             console.log(`N = ${n}`);
-            const bare = await throughput(fx, floorQueue, n, (workflowId) =>
-              fx.client.workflow.start('floorWorkflow', { taskQueue: floorQueue, workflowId, args: [STEPS] }),
-            );
-            console.log(row('bare workflow (2 activities)', bare));
-            for (const mode of MODES) {
-              const agent = await throughput(fx, agentQueue, n, (workflowId) =>
-                startAgentRun(fx.client, agentInput(mode, false), { taskQueue: agentQueue, workflowId }),
+            if (!flags['density-only']) {
+              const bare = await throughput(fx, floorQueue, n, (workflowId) =>
+                fx.client.workflow.start('floorWorkflow', {
+                  taskQueue: floorQueue,
+                  workflowId,
+                  args: [STEPS],
+                }),
               );
-              const share = agent.stepsPerSecond / bare.stepsPerSecond;
-              console.log(
-                row(
-                  `agent, localActivities '${mode}'`,
-                  agent,
-                  `  ${(share * 100).toFixed(0)} % of bare (goal ≥ ${GOALS.ofBare * 100} %: ${share >= GOALS.ofBare ? 'met' : 'NOT met'})`,
-                ),
-              );
+              console.log(row('bare workflow (2 activities)', bare));
+              for (const mode of MODES) {
+                const agent = await throughput(fx, agentQueue, n, (workflowId) =>
+                  startAgentRun(fx.client, agentInput(mode, false), { taskQueue: agentQueue, workflowId }),
+                );
+                const share = agent.stepsPerSecond / bare.stepsPerSecond;
+                console.log(
+                  row(
+                    `agent, localActivities '${mode}'`,
+                    agent,
+                    `  ${(share * 100).toFixed(0)} % of bare (goal ≥ ${GOALS.ofBare * 100} %: ${share >= GOALS.ofBare ? 'met' : 'NOT met'})`,
+                  ),
+                );
+              }
             }
             if (flags['no-density']) continue;
             const agentPark = await density(
