@@ -73,6 +73,12 @@ export const PolicySchema = z
       .describe(
         'The model’s context size in tokens; each call’s window is cut to fit (default per provider)',
       ),
+    localActivities: z
+      .enum(['never', 'tools', 'auto'])
+      .default('never')
+      .describe(
+        'Quick steps as local activities (no server round trip): "tools" runs the tools declared pure and quick that way, "auto" also the model calls; "never" runs every step as a regular activity',
+      ),
     continueAsNewAfterSteps: z
       .number()
       .int()

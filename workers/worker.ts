@@ -29,12 +29,28 @@ export interface AgentWorkerOptions {
   taskQueue?: string;
   /** Workflows kept in memory between tasks (0: none, so no sticky queue: tests that stop a worker). */
   maxCachedWorkflows?: number;
+  /** Slots, pollers and sandbox settings over the SDK's defaults (bench/density.ts measures them). */
+  tuning?: WorkerTuning;
   /**
    * Tracing to install (see createTracing). A prebuilt bundle must then include its
    * workflowModules (bundleWorkflowCode's workflowInterceptorModules) for workflow spans.
    */
   tracing?: Tracing;
 }
+
+/** Worker options that trade memory and CPU for throughput. */
+export type WorkerTuning = Partial<
+  Pick<
+    WorkerOptions,
+    | 'maxCachedWorkflows'
+    | 'maxConcurrentWorkflowTaskExecutions'
+    | 'maxConcurrentActivityTaskExecutions'
+    | 'maxConcurrentLocalActivityExecutions'
+    | 'workflowTaskPollerBehavior'
+    | 'activityTaskPollerBehavior'
+    | 'reuseV8Context'
+  >
+>;
 
 /** Path of the failure converter the workflow sandbox loads when payloads are encrypted. */
 const FAILURE_CONVERTER_PATH = require.resolve('./failure-converter');
@@ -70,6 +86,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worke
       : {}),
     maxConcurrentActivityTaskExecutions: opts.config.maxConcurrentActivities,
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
+    ...opts.tuning,
     interceptors: {
       // The call's arguments are known to everything inside it (to redact them from messages);
       // Temporal's tracing interceptor comes next, so the agent's spans nest under RunActivity.

@@ -66,7 +66,7 @@ import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system';
 import { AgentLastToolKey, AgentModelKey, AgentStatusKey, AgentStepKey } from '../shared/search-attributes';
 import type { ToolDefinition, ToolResult } from '../shared/tools/define';
 import { formatZodIssues } from '../shared/tools/define';
-import { callModel, deliverNotification, runDefaults } from './agent/activities';
+import { callModel, callModelLocally, deliverNotification, runDefaults } from './agent/activities';
 import { ConversationLog } from './agent/conversation';
 import { EventLog } from './agent/events';
 import { ToolRunner } from './agent/tools';
@@ -78,6 +78,12 @@ import { NotificationPriority } from '../shared/notifications/schema';
  * budgets that warn and end with a summary turn; runs recorded before them replay the old way.
  */
 export const POLICIES_PATCH = 'approval-policies-and-budgets';
+
+/**
+ * Marks runs that take the fast path of `policy.localActivities` (quick steps as local activities).
+ * Only runs that ask for it check the patch, so every other run issues the same commands as before.
+ */
+export const LOCAL_ACTIVITIES_PATCH = 'local-activities';
 
 function invalidInput(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: 'InvalidAgentInput', message, nonRetryable: true });
@@ -128,6 +134,8 @@ class AgentRun {
   private untrusted: string | null;
   private budget: CarriedBudget;
   private wallClockOver = false;
+  /** Which steps run as local activities ('never' for runs recorded before LOCAL_ACTIVITIES_PATCH). */
+  private readonly localActivities: ParsedAgentInput['policy']['localActivities'];
 
   constructor(
     private readonly input: ParsedAgentInput,
@@ -151,8 +159,11 @@ class AgentRun {
     this.defaults = carried?.defaults;
     this.untrusted = carried?.untrusted ?? null;
     this.budget = carried?.budget ?? { startedAt: Date.now(), costUsd: 0, warned: [] };
+    const local = input.policy.localActivities;
+    this.localActivities = local !== 'never' && patched(LOCAL_ACTIVITIES_PATCH) ? local : 'never';
     this.tools = new ToolRunner({
       input,
+      localTools: this.localActivities !== 'never',
       emit: (e) => this.emit(e),
       countToolCall: () => {
         this.usage = { ...this.usage, toolCalls: this.usage.toolCalls + 1 };
@@ -412,7 +423,7 @@ class AgentRun {
     let out;
     try {
       const policy = this.input.policy;
-      out = await callModel({
+      out = await (this.localActivities === 'auto' ? callModelLocally : callModel)({
         model: this.input.model,
         tools: summaryOnly ? [] : this.input.tools,
         step: this.step,
@@ -424,8 +435,15 @@ class AgentRun {
       });
     } catch (err) {
       if (isCancellation(err)) throw err;
+      // A regular activity's failure wraps the activity's error; a local one's may arrive as itself.
       const cause =
-        err instanceof ActivityFailure && err.cause instanceof ApplicationFailure ? err.cause : undefined;
+        err instanceof ActivityFailure
+          ? err.cause instanceof ApplicationFailure
+            ? err.cause
+            : undefined
+          : err instanceof ApplicationFailure
+            ? err
+            : undefined;
       throw ApplicationFailure.create({
         type: cause?.type ?? 'ModelCallFailed',
         message: `Model call failed at step ${this.step}: ${cause?.message ?? (err as Error).message}`,

@@ -21,6 +21,7 @@ export const calculatorTool = defineTool({
   sign: 'c',
   inputs: CalculatorArgs,
   output: 'the numeric result',
+  local: true,
   activity: {
     startToCloseTimeout: '10 seconds',
     maximumAttempts: 3,

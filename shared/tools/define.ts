@@ -32,6 +32,13 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   output: string;
   activity: ToolActivityOptions;
   /**
+   * Set for pure, quick tools (no side effects, seconds at most): a run whose
+   * `policy.localActivities` allows it runs their calls as local activities, in the worker that runs
+   * the workflow, without a server round trip. A local call may run again after a worker crash, so
+   * tools that change anything (send mail, write rows, notify) never set it.
+   */
+  local?: boolean;
+  /**
    * Checks arguments in place of the zod schema where a tool's contract fixes the exact error text
    * the model receives (notify_user). Runs inside the workflow, so it must be pure. The error is
    * returned to the model verbatim.

@@ -19,5 +19,6 @@ export const getTimeTool = defineTool({
   sign: 't',
   inputs: GetTimeArgs,
   output: 'ISO timestamp and a human-readable local time',
+  local: true,
   activity: { startToCloseTimeout: '10 seconds', maximumAttempts: 3 },
 });

@@ -83,6 +83,8 @@ export const knowledgeBaseSearchTool = defineTool({
   inputs: KnowledgeBaseSearchArgs,
   output:
     'a JSON array of passages {title, text, index, reference_mark}, or advice to try a broader query when nothing matched',
+  // A read of the local index; a local call that builds the index does not heartbeat to the server.
+  local: true,
   activity: {
     // The first search may build the demo index (seconds), hence a heartbeat rather than a short timeout.
     startToCloseTimeout: '5 minutes',

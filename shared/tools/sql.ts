@@ -117,5 +117,7 @@ export const sqlSchemaTool = defineTool({
   sign: 'z',
   inputs: SqlSchemaArgs,
   output: 'one block per table: name, row estimate, columns with types and NOT NULL, keys',
+  // A catalogue read. sql_query is never local: a writable connection may change rows with it.
+  local: true,
   activity,
 });

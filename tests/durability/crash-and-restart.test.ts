@@ -7,7 +7,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { startDevServer, stopDevServer } from '../../cli/dev-server';
-import type { AgentInput, AgentResult } from '../../shared/agent';
+import type { AgentInput, AgentResult, Policy } from '../../shared/agent';
 import { eventsQuery } from '../../shared/agent';
 import { createAgentWorker } from '../../workers/worker';
 import { freePort, startWorkerProcess } from '../support/processes';
@@ -43,11 +43,12 @@ afterAll(async () => {
   await stopDevServer({ dataDir, port });
 });
 
-function input(): AgentInput {
+function input(localActivities: Policy['localActivities'] = 'never'): AgentInput {
   return {
     task: 'durability',
     model: { provider: 'scripted', script: 'durable' },
     tools: ['calculator', 'get_time', 'wait'],
+    policy: { localActivities },
   };
 }
 
@@ -65,49 +66,10 @@ async function waitForEvent(
   }
 }
 
-test('SIGKILL of the worker mid-run: a new worker finishes the same run, completed tools never run again', async () => {
-  const taskQueue = uid('crash');
-  const env = {
-    TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
-    DURABLE_AGENT_TASK_QUEUE: taskQueue,
-    DURABLE_AGENT_SCRIPTS_DIR: scriptsDir,
-  };
-  const first = await startWorkerProcess(env);
-  const workflowId = uid('crash-run');
-  const handle = await client.workflow.start('agentWorkflow', { taskQueue, workflowId, args: [input()] });
-
-  await waitForEvent(workflowId, (kind, tool) => kind === 'tool_started' && tool === 'wait');
-  await new Promise((r) => setTimeout(r, 1500));
-  first.child.kill('SIGKILL');
-  await first.exited;
-
-  const second = await startWorkerProcess(env);
-  try {
-    const result = (await handle.result()) as AgentResult;
-    expect(result.answer).toBe(EXPECTED);
-    expect(result.steps).toBe(4);
-
-    // Each completed tool activity ran exactly once across both workers; the wait resumed elsewhere.
-    const completions = [...first.lines, ...second.lines].filter(
-      (l) => l.msg === 'activity completed' && l.workflowId === workflowId,
-    );
-    const byType = (type: string) => completions.filter((l) => l.activityType === type);
-    expect(byType('calculator')).toHaveLength(2);
-    expect(byType('get_time')).toHaveLength(1);
-    expect(byType('wait')).toHaveLength(1);
-    expect(byType('callModel')).toHaveLength(4);
-    const ids = completions.map((l) => l.activityId);
-    expect(new Set(ids).size).toBe(ids.length);
-    expect(first.lines.some((l) => l.msg === 'activity completed' && l.activityType === 'wait')).toBe(false);
-    expect(
-      second.lines
-        .filter((l) => l.msg === 'activity completed' && l.workflowId === workflowId)
-        .map((l) => l.activityType),
-    ).toEqual(expect.arrayContaining(['wait', 'calculator', 'callModel']));
-
-    const history = await handle.fetchHistory();
-    const scheduled = scheduledActivityTypes(history);
-    expect(scheduled).toEqual([
+test.each([
+  {
+    mode: 'never' as const,
+    scheduled: [
       'callModel',
       'calculator',
       'get_time',
@@ -116,38 +78,97 @@ test('SIGKILL of the worker mid-run: a new worker finishes the same run, complet
       'callModel',
       'calculator',
       'callModel',
-    ]);
-  } finally {
-    second.child.kill('SIGTERM');
-    await second.exited;
-  }
-}, 180_000);
+    ],
+  },
+  // The fast path: model calls and the quick tools run in the worker; only the wait is scheduled.
+  { mode: 'auto' as const, scheduled: ['wait'] },
+])(
+  'SIGKILL of the worker mid-run (localActivities $mode): a new worker finishes the same run, completed tools never run again',
+  async ({ mode, scheduled }) => {
+    const taskQueue = uid('crash');
+    const env = {
+      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+      DURABLE_AGENT_TASK_QUEUE: taskQueue,
+      DURABLE_AGENT_SCRIPTS_DIR: scriptsDir,
+    };
+    const first = await startWorkerProcess(env);
+    const workflowId = uid('crash-run');
+    const handle = await client.workflow.start('agentWorkflow', {
+      taskQueue,
+      workflowId,
+      args: [input(mode)],
+    });
 
-test('dev server stopped and restarted mid-run (persistent file): the run finishes', async () => {
-  const taskQueue = uid('restart');
-  const connection = await NativeConnection.connect({ address: `127.0.0.1:${port}` });
-  const worker = await createAgentWorker({
-    connection,
-    namespace: 'default',
-    config: testConfig({ scriptsDir }),
-    taskQueue,
-    workflowBundle: await workflowBundle(),
-  });
-  const running = worker.run();
-  try {
-    const workflowId = uid('restart-run');
-    await client.workflow.start('agentWorkflow', { taskQueue, workflowId, args: [input()] });
     await waitForEvent(workflowId, (kind, tool) => kind === 'tool_started' && tool === 'wait');
+    await new Promise((r) => setTimeout(r, 1500));
+    first.child.kill('SIGKILL');
+    await first.exited;
 
-    expect(await stopDevServer({ dataDir, port })).toBe(true);
-    await new Promise((r) => setTimeout(r, 1000));
-    await startDevServer({ dataDir, port, headless: true });
+    const second = await startWorkerProcess(env);
+    try {
+      const result = (await handle.result()) as AgentResult;
+      expect(result.answer).toBe(EXPECTED);
+      expect(result.steps).toBe(4);
 
-    const result = (await client.workflow.getHandle(workflowId).result()) as AgentResult;
-    expect(result.answer).toBe(EXPECTED);
-  } finally {
-    worker.shutdown();
-    await running;
-    await connection.close();
-  }
-}, 180_000);
+      // Each completed tool activity ran exactly once across both workers; the wait resumed elsewhere.
+      const completions = [...first.lines, ...second.lines].filter(
+        (l) => l.msg === 'activity completed' && l.workflowId === workflowId,
+      );
+      const byType = (type: string) => completions.filter((l) => l.activityType === type);
+      expect(byType('calculator')).toHaveLength(2);
+      expect(byType('get_time')).toHaveLength(1);
+      expect(byType('wait')).toHaveLength(1);
+      expect(byType('callModel')).toHaveLength(4);
+      const ids = completions.map((l) => `${String(l.isLocal)}:${String(l.activityId)}`);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(first.lines.some((l) => l.msg === 'activity completed' && l.activityType === 'wait')).toBe(
+        false,
+      );
+      expect(
+        second.lines
+          .filter((l) => l.msg === 'activity completed' && l.workflowId === workflowId)
+          .map((l) => l.activityType),
+      ).toEqual(expect.arrayContaining(['wait', 'calculator', 'callModel']));
+
+      const history = await handle.fetchHistory();
+      expect(scheduledActivityTypes(history)).toEqual(scheduled);
+    } finally {
+      second.child.kill('SIGTERM');
+      await second.exited;
+    }
+  },
+  180_000,
+);
+
+test.each(['never', 'auto'] as const)(
+  'dev server stopped and restarted mid-run (persistent file, localActivities %s): the run finishes',
+  async (mode) => {
+    const taskQueue = uid('restart');
+    const connection = await NativeConnection.connect({ address: `127.0.0.1:${port}` });
+    const worker = await createAgentWorker({
+      connection,
+      namespace: 'default',
+      config: testConfig({ scriptsDir }),
+      taskQueue,
+      workflowBundle: await workflowBundle(),
+    });
+    const running = worker.run();
+    try {
+      const workflowId = uid('restart-run');
+      await client.workflow.start('agentWorkflow', { taskQueue, workflowId, args: [input(mode)] });
+      await waitForEvent(workflowId, (kind, tool) => kind === 'tool_started' && tool === 'wait');
+
+      expect(await stopDevServer({ dataDir, port })).toBe(true);
+      await new Promise((r) => setTimeout(r, 1000));
+      await startDevServer({ dataDir, port, headless: true });
+
+      const result = (await client.workflow.getHandle(workflowId).result()) as AgentResult;
+      expect(result.answer).toBe(EXPECTED);
+    } finally {
+      worker.shutdown();
+      await running;
+      await connection.close();
+    }
+  },
+  180_000,
+);

@@ -13,7 +13,7 @@ import { closeEmailConnections } from '../../activities/email';
 import { deterministicMessageId } from '../../activities/email/send';
 import { temporalBinary } from '../../cli/binaries';
 import { startDevServer, stopDevServer } from '../../cli/dev-server';
-import type { AgentInput, AgentResult } from '../../shared/agent';
+import type { AgentInput, AgentResult, Policy } from '../../shared/agent';
 import { createAgentWorker } from '../../workers/worker';
 import {
   AGENT,
@@ -56,7 +56,7 @@ function configFile(name: string, extra: Record<string, unknown>): string {
   return file;
 }
 
-function sendInput(subject: string): AgentInput {
+function sendInput(subject: string, localActivities: Policy['localActivities'] = 'never'): AgentInput {
   return {
     task: 'send one mail',
     model: {
@@ -67,7 +67,7 @@ function sendInput(subject: string): AgentInput {
       ],
     },
     tools: ['send_email'],
-    policy: { approvals: { tools: { send_email: 'never' } } },
+    policy: { approvals: { tools: { send_email: 'never' } }, localActivities },
   };
 }
 
@@ -83,54 +83,61 @@ describe.each([
     'not sent again',
   ],
 ] as const)('worker SIGKILLed at %s', (stallAt, what, expected) => {
-  test(`${what}; the recipient has exactly one copy`, async () => {
-    const taskQueue = uid('email-crash');
-    const base = {
-      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
-      DURABLE_AGENT_TASK_QUEUE: taskQueue,
-      DA_TEST_MAIL_PASSWORD: AGENT.password,
-    };
-    const first = await startWorkerProcess({
-      ...base,
-      DURABLE_AGENT_CONFIG: configFile(`stall-${stallAt}`, { testHooks: { stallAt, stallMs: 120_000 } }),
-    });
-    const workflowId = uid(`email-crash-${stallAt}`);
-    const subject = `Crash ${token()}`;
-    const handle = await client.workflow.start('agentWorkflow', {
-      taskQueue,
-      workflowId,
-      args: [sendInput(subject)],
-    });
-    const messageId = deterministicMessageId(workflowId, 's1', AGENT.address);
+  // send_email is never local; with localActivities 'auto' the model calls around it are.
+  test.each(['never', 'auto'] as const)(
+    `${what} (localActivities %s); the recipient has exactly one copy`,
+    async (mode) => {
+      const taskQueue = uid('email-crash');
+      const base = {
+        TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+        DURABLE_AGENT_TASK_QUEUE: taskQueue,
+        DA_TEST_MAIL_PASSWORD: AGENT.password,
+      };
+      const first = await startWorkerProcess({
+        ...base,
+        DURABLE_AGENT_CONFIG: configFile(`stall-${stallAt}-${mode}`, {
+          testHooks: { stallAt, stallMs: 120_000 },
+        }),
+      });
+      const workflowId = uid(`email-crash-${stallAt}-${mode}`);
+      const subject = `Crash ${token()}`;
+      const handle = await client.workflow.start('agentWorkflow', {
+        taskQueue,
+        workflowId,
+        args: [sendInput(subject, mode)],
+      });
+      const messageId = deterministicMessageId(workflowId, 's1', AGENT.address);
 
-    // The first worker handed the message to Postfix and now sits at the hook: kill it there.
-    await waitForLogLine(
-      first,
-      (l) => l.msg === 'send_email test hook: stalling' && l.workflowId === workflowId,
-      'the worker reaching the hook',
-    );
-    first.child.kill('SIGKILL');
-    await first.exited;
-    await waitForMessage(USER, 'INBOX', messageId);
+      // The first worker handed the message to Postfix and now sits at the hook: kill it there.
+      await waitForLogLine(
+        first,
+        (l) => l.msg === 'send_email test hook: stalling' && l.workflowId === workflowId,
+        'the worker reaching the hook',
+      );
+      first.child.kill('SIGKILL');
+      await first.exited;
+      await waitForMessage(USER, 'INBOX', messageId);
 
-    const second = await startWorkerProcess({ ...base, DURABLE_AGENT_CONFIG: configFile('plain', {}) });
-    try {
-      const result = (await handle.result()) as AgentResult;
-      expect(result.stopReason).toBe('final_answer');
-      expect(result.answer ?? '').toContain(messageId);
-      expect(result.answer ?? '').toContain(expected);
-      // The retry really ran on the second worker.
-      const history = await handle.fetchHistory();
-      const attempts = (history.events ?? [])
-        .map((e) => e.activityTaskStartedEventAttributes?.attempt)
-        .filter((a): a is number => typeof a === 'number');
-      expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
-      expect(await settledCount(USER, 'INBOX', messageId)).toBe(1);
-    } finally {
-      second.child.kill('SIGTERM');
-      await second.exited;
-    }
-  }, 180_000);
+      const second = await startWorkerProcess({ ...base, DURABLE_AGENT_CONFIG: configFile('plain', {}) });
+      try {
+        const result = (await handle.result()) as AgentResult;
+        expect(result.stopReason).toBe('final_answer');
+        expect(result.answer ?? '').toContain(messageId);
+        expect(result.answer ?? '').toContain(expected);
+        // The retry really ran on the second worker.
+        const history = await handle.fetchHistory();
+        const attempts = (history.events ?? [])
+          .map((e) => e.activityTaskStartedEventAttributes?.attempt)
+          .filter((a): a is number => typeof a === 'number');
+        expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
+        expect(await settledCount(USER, 'INBOX', messageId)).toBe(1);
+      } finally {
+        second.child.kill('SIGTERM');
+        await second.exited;
+      }
+    },
+    180_000,
+  );
 });
 
 test('the exported history (temporal workflow show --output json) contains no password', async () => {

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { startDevServer, stopDevServer } from '../../cli/dev-server';
-import type { AgentInput, AgentResult } from '../../shared/agent';
+import type { AgentInput, AgentResult, Policy } from '../../shared/agent';
 import type { ScriptedTurn } from '../../shared/model';
 import { freePort, startWorkerProcess, waitForLogLine } from '../support/processes';
 import { answerTurn, callTurn } from '../support/scripts';
@@ -41,13 +41,13 @@ function configFile(name: string, connection: Record<string, unknown>): string {
   return file;
 }
 
-function run(turns: ScriptedTurn[]): AgentInput {
+function run(turns: ScriptedTurn[], localActivities: Policy['localActivities']): AgentInput {
   return {
     task: 'update stock',
     model: { provider: 'scripted', turns },
     tools: ['sql_query'],
     // These runs test the tool: the user lets writes run without asking.
-    policy: { approvals: { tools: { sql_query: 'never' } } },
+    policy: { approvals: { tools: { sql_query: 'never' } }, localActivities },
   };
 }
 
@@ -74,7 +74,13 @@ async function target(
   return { connection: { ...rest, url: '${env:DA_TEST_SQL_URL}' }, env: { DA_TEST_SQL_URL: url } };
 }
 
-describe.each(['postgres', 'mysql', 'pglite'] as const)('on %s', (engine) => {
+// sql_query is never local; with localActivities 'auto' the model calls around it are.
+describe.each([
+  ['postgres', 'never'],
+  ['postgres', 'auto'],
+  ['mysql', 'auto'],
+  ['pglite', 'never'],
+] as const)('on %s, localActivities %s', (engine, mode) => {
   test('a worker SIGKILLed after the write committed: the retry returns the earlier result, the write is applied once', async () => {
     const p = engine === 'mysql' ? '?' : '$1';
     const { connection, env } = await target(engine);
@@ -82,26 +88,29 @@ describe.each(['postgres', 'mysql', 'pglite'] as const)('on %s', (engine) => {
     const base = { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, DURABLE_AGENT_TASK_QUEUE: taskQueue, ...env };
     const first = await startWorkerProcess({
       ...base,
-      DURABLE_AGENT_CONFIG: configFile(`stall-${engine}`, {
+      DURABLE_AGENT_CONFIG: configFile(`stall-${engine}-${mode}`, {
         ...connection,
         testHooks: { stallAt: 'write-committed', stallMs: 120_000 },
       }),
     });
-    const workflowId = uid(`sql-crash-${engine}`);
+    const workflowId = uid(`sql-crash-${engine}-${mode}`);
     const read = { connection: 'shop', sql: `SELECT stock FROM products WHERE id = ${p}`, params: [1] };
     const handle = await client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId,
       args: [
-        run([
-          callTurn(['sql_query', read, 'r0']),
-          callTurn([
-            'sql_query',
-            { ...read, sql: `UPDATE products SET stock = stock - 1 WHERE id = ${p}` },
-            'w1',
-          ]),
-          answerTurn('before: {{result:r0}}\nwrite: {{result:w1}}'),
-        ]),
+        run(
+          [
+            callTurn(['sql_query', read, 'r0']),
+            callTurn([
+              'sql_query',
+              { ...read, sql: `UPDATE products SET stock = stock - 1 WHERE id = ${p}` },
+              'w1',
+            ]),
+            answerTurn('before: {{result:r0}}\nwrite: {{result:w1}}'),
+          ],
+          mode,
+        ),
       ],
     });
 
@@ -117,7 +126,7 @@ describe.each(['postgres', 'mysql', 'pglite'] as const)('on %s', (engine) => {
 
     const second = await startWorkerProcess({
       ...base,
-      DURABLE_AGENT_CONFIG: configFile(`plain-${engine}`, connection),
+      DURABLE_AGENT_CONFIG: configFile(`plain-${engine}-${mode}`, connection),
     });
     try {
       // Fail with the workers' own words rather than a bare jest timeout.
@@ -154,17 +163,20 @@ describe.each(['postgres', 'mysql', 'pglite'] as const)('on %s', (engine) => {
         taskQueue,
         workflowId: uid('sql-check'),
         args: [
-          run([
-            callTurn(
-              ['sql_query', read, 'r1'],
-              [
-                'sql_query',
-                { connection: 'shop', sql: 'SELECT count(*) AS n FROM durable_agent_tool_writes' },
-                'n',
-              ],
-            ),
-            answerTurn('{{result:r1}}\n{{result:n}}'),
-          ]),
+          run(
+            [
+              callTurn(
+                ['sql_query', read, 'r1'],
+                [
+                  'sql_query',
+                  { connection: 'shop', sql: 'SELECT count(*) AS n FROM durable_agent_tool_writes' },
+                  'n',
+                ],
+              ),
+              answerTurn('{{result:r1}}\n{{result:n}}'),
+            ],
+            mode,
+          ),
         ],
       })) as AgentResult;
       expect(check.answer).toMatch(new RegExp(`\\["stock"\\]\\n\\["?${before - 1}"?\\]`));

@@ -75,3 +75,15 @@ test('--model values parse into model choices, with a clear error otherwise', ()
   expect(() => parseModelSpec('ollama:llama3')).toThrow(/unknown provider "ollama"/);
   expect(() => parseModelSpec('openai:')).toThrow(/use scripted:<script>/);
 });
+
+test('only pure, quick tools may run as local activities; tools with side effects never do', () => {
+  const local = Object.values(TOOL_REGISTRY)
+    .filter((def) => def.local === true)
+    .map((def) => def.name)
+    .sort();
+  expect(local).toEqual(['calculator', 'get_time', 'knowledge_base_search', 'sql_schema']);
+  for (const name of ['send_email', 'notify_user', 'sql_query', 'wait', 'fetch_email', 'web_search'])
+    expect(TOOL_REGISTRY[name]?.local).not.toBe(true);
+  for (const def of Object.values(TOOL_REGISTRY))
+    if (def.category === 'email' || def.category === 'notification') expect(def.local).not.toBe(true);
+});

@@ -1,6 +1,6 @@
 /** Activity presets of the agent workflow: one `proxyActivities` call per preset. */
 import { ActivityCancellationType, proxyActivities, proxyLocalActivities } from '@temporalio/workflow';
-import type { ActivityOptions } from '@temporalio/workflow';
+import type { ActivityOptions, LocalActivityOptions } from '@temporalio/workflow';
 import type {
   ModelActivities,
   NotificationActivities,
@@ -27,6 +27,14 @@ const MODEL_ACTIVITY_OPTIONS = {
 /** The model activity. */
 export const { callModel } = proxyActivities<ModelActivities>(MODEL_ACTIVITY_OPTIONS);
 
+/**
+ * The model call as a local activity (`policy.localActivities: 'auto'`): the same timeout and
+ * retries, without heartbeats (a local activity reports to the workflow task, not to the server).
+ */
+export const { callModel: callModelLocally } = proxyLocalActivities<ModelActivities>(
+  localOptions(MODEL_ACTIVITY_OPTIONS),
+);
+
 /** Delivery of notifications the workflow raises itself to the user's inbox. */
 const NOTIFICATION_ACTIVITY_OPTIONS = {
   startToCloseTimeout: '30 seconds',
@@ -40,6 +48,15 @@ export const { deliverNotification } = proxyActivities<NotificationActivities>(N
 export const { runDefaults } = proxyLocalActivities<RunDefaultsActivities>({
   startToCloseTimeout: '10 seconds',
 });
+
+/** Options of the local form of an activity: the same, less what local activities lack. */
+function localOptions(options: ActivityOptions): LocalActivityOptions {
+  return {
+    startToCloseTimeout: options.startToCloseTimeout,
+    cancellationType: options.cancellationType,
+    retry: options.retry,
+  };
+}
 
 function toolActivityOptions(def: ToolDefinition): ActivityOptions {
   const a = def.activity;
@@ -65,5 +82,22 @@ export const TOOL_ACTIVITIES: Readonly<Record<string, ToolActivity>> = Object.fr
       def.name,
       proxyActivities<Record<string, ToolActivity>>(toolActivityOptions(def))[def.name] as ToolActivity,
     ]),
+  ),
+);
+
+/**
+ * The local form of each tool that declares itself pure and quick (`local: true`), used when the
+ * run's `policy.localActivities` allows it. Other tools have none: they always run as regular activities.
+ */
+export const LOCAL_TOOL_ACTIVITIES: Readonly<Record<string, ToolActivity>> = Object.freeze(
+  Object.fromEntries(
+    Object.values(TOOL_REGISTRY)
+      .filter((def) => def.local === true)
+      .map((def) => [
+        def.name,
+        proxyLocalActivities<Record<string, ToolActivity>>(localOptions(toolActivityOptions(def)))[
+          def.name
+        ] as ToolActivity,
+      ]),
   ),
 );

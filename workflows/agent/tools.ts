@@ -27,7 +27,7 @@ import type { ValidNotificationInput } from '../../shared/notifications/schema';
 import type { ToolDefinition, ToolResult } from '../../shared/tools/define';
 import { formatZodIssues } from '../../shared/tools/define';
 import { findTool } from '../../shared/tools/registry';
-import { TOOL_ACTIVITIES } from './activities';
+import { LOCAL_TOOL_ACTIVITIES, TOOL_ACTIVITIES } from './activities';
 import { clip } from './events';
 
 /** A tool message of the conversation. */
@@ -59,6 +59,8 @@ export interface ToolHost {
   markUntrusted(source: string): void;
   /** A budget ended the run while calls wait: waits end and the calls are refused with this text. */
   stopping(): string | null;
+  /** Whether tools declared pure and quick run as local activities (see LOCAL_ACTIVITIES_PATCH). */
+  readonly localTools: boolean;
 }
 
 interface ApprovalWait {
@@ -316,7 +318,9 @@ export class ToolRunner {
     const started = Date.now();
     try {
       const notifyUser = this.host.input.notify?.user;
-      const result = await (TOOL_ACTIVITIES[name] as ToolActivity)({
+      const activity =
+        (this.host.localTools ? LOCAL_TOOL_ACTIVITIES[name] : undefined) ?? TOOL_ACTIVITIES[name];
+      const result = await (activity as ToolActivity)({
         toolCallId,
         args,
         step,
