@@ -138,6 +138,8 @@ export interface NotificationAccount {
   others: number;
   /** Why the list could not be read in full, if so. */
   problem?: string;
+  /** With losses: of the accepted ids neither kept nor evicted, how many ever reached its history. */
+  lostTrace?: { gone: number; inHistory: number };
 }
 
 /**
@@ -175,7 +177,35 @@ export async function accountNotifications(
       problem: `query failed: ${(err as Error).message.slice(0, 200)}`,
     };
   }
-  return accountList(out, list, accepted, ordered, raised);
+  const account = accountList(out, list, accepted, ordered, raised);
+  if (account.lost > 0) {
+    // Which side is wrong: a gone id that never reached the target's history was never delivered
+    // there (a producer's error); one that did was dropped by the target.
+    const kept = new Set(list.notifications.map((n) => n.id));
+    const gone = accepted.filter((id) => !kept.has(id));
+    const seen = await idsInHistory(client, target, gone);
+    account.lostTrace = { gone: gone.length, inHistory: seen };
+  }
+  return account;
+}
+
+/** How many of `ids` appear in any payload of any run of `workflowId` (signals, update requests). */
+async function idsInHistory(client: Client, workflowId: string, ids: string[]): Promise<number> {
+  const found = new Set<string>();
+  for await (const run of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+    const history: History = await client.workflow.getHandle(workflowId, run.runId).fetchHistory();
+    for (const e of history.events ?? []) {
+      const payloads = [
+        ...(e.workflowExecutionSignaledEventAttributes?.input?.payloads ?? []),
+        ...(e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args?.payloads ?? []),
+      ];
+      for (const p of payloads) {
+        const text = Buffer.from(p.data ?? []).toString();
+        for (const id of ids) if (text.includes(id)) found.add(id);
+      }
+    }
+  }
+  return found.size;
 }
 
 /** What the `notifications` query answered, as far as the accounting reads it. */

@@ -139,7 +139,12 @@ export async function flood(
         accepted.get(target)?.push(n.id as string);
         return;
       } catch (err) {
-        const message = (err as Error).message;
+        let inner = err as Error & { cause?: unknown; type?: string };
+        while (inner.cause instanceof Error) inner = inner.cause as typeof inner;
+        const message =
+          inner === err
+            ? (err as Error).message
+            : `${(err as Error).message}: ${inner.type ? `${inner.type}: ` : ''}${inner.message}`;
         // The update door says which errors are worth a retry; for signals, all but a closed target.
         const gone =
           err instanceof NotificationTargetError

@@ -472,7 +472,10 @@ export function formatReport(r: ChaosReport): string {
   for (const t of r.notifications.targets.filter((t) => t.lost || t.duplicates || t.problem))
     lines.push(
       `  ${t.target}: accepted ${t.accepted}, kept ${t.kept}, evicted ${t.evicted}, lost ${t.lost}, ` +
-        `duplicated ${t.duplicates}, others kept ${t.others}${t.problem ? `, ${t.problem}` : ''}`,
+        `duplicated ${t.duplicates}, others kept ${t.others}${t.problem ? `, ${t.problem}` : ''}` +
+        (t.lostTrace
+          ? `; of ${t.lostTrace.gone} gone, ${t.lostTrace.inHistory} reached its history (the rest were never delivered to it)`
+          : ''),
     );
   for (const d of r.runs.lostDetail.slice(0, 10)) lines.push(`  lost: ${d}`);
   for (const a of r.approvalsFailed) lines.push(`  approval not taken: ${a}`);
