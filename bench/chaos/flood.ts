@@ -140,7 +140,7 @@ export async function flood(
         return;
       } catch (err) {
         let inner = err as Error & { cause?: unknown; type?: string };
-        while (inner.cause instanceof Error) inner = inner.cause as typeof inner;
+        while (inner.cause instanceof Error) inner = inner.cause;
         const message =
           inner === err
             ? (err as Error).message
