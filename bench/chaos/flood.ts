@@ -101,7 +101,7 @@ export async function flood(
   onAccepted?: (accepted: ReadonlyMap<string, readonly string[]>) => void,
 ): Promise<FloodResult> {
   const total = Math.round(opts.rate * opts.seconds);
-  const retryForMs = opts.retryForMs ?? 90_000;
+  const retryForMs = opts.retryForMs ?? 180_000;
   const accepted = new Map<string, string[]>(targets.map((t) => [t.workflowId, []]));
   const refused: FloodResult['refused'] = [];
   let retries = 0;
