@@ -30,6 +30,16 @@ async function main(): Promise<void> {
     .option('--flood-rate <n>', 'flood notifications per second (0: no flood)', count('--flood-rate', 0), 17)
     .option('--flood-seconds <n>', 'how long the flood lasts', count('--flood-seconds', 0), 60)
     .option(
+      '--flood-door <door>',
+      'how the flood is sent: update (as the CLI and API send) or signal (raw signals, the hostile case)',
+      (value: string) => {
+        if (value !== 'update' && value !== 'signal')
+          throw new InvalidArgumentError('--flood-door must be update or signal');
+        return value;
+      },
+      'update',
+    )
+    .option(
       '--seed <n>',
       'seed of the plan (job timing, kill moments, restart moment)',
       count('--seed', 0),
@@ -54,6 +64,7 @@ async function main(): Promise<void> {
       kills: number;
       floodRate: number;
       floodSeconds: number;
+      floodDoor: 'update' | 'signal';
       seed: number;
       serverRestart: boolean;
       workers: number;
@@ -67,6 +78,7 @@ async function main(): Promise<void> {
     kills: o.kills,
     floodRate: o.floodRate,
     floodSeconds: o.floodSeconds,
+    floodDoor: o.floodDoor,
     seed: o.seed,
     serverRestart: o.serverRestart,
     workers: o.workers,

@@ -77,6 +77,8 @@ const UNREACHABLE_GRPC_CODES = new Set([14]);
 const RESOURCE_EXHAUSTED = 8;
 /** DEADLINE_EXCEEDED (4). */
 const DEADLINE_EXCEEDED = 4;
+/** FAILED_PRECONDITION (9): among others, an update while the workflow's task is being retried. */
+const FAILED_PRECONDITION = 9;
 
 /** Longest accepted target; workflow ids are bounded by the server too, this keeps errors readable. */
 const MAX_TARGET_LENGTH = 1000;
@@ -167,6 +169,14 @@ export function explainTargetError(err: unknown, target: string): unknown {
     return new NotificationTargetError(
       'too_large',
       `The answer for "${target}" is too large for Temporal to carry (${grpc?.details ?? 'size limit'}): ask for a page (limit/before)`,
+    );
+  }
+  // The server takes no update while the workflow's current task is being retried (its worker died
+  // holding it, or failed it); it passes once a worker completes the task.
+  if (grpc?.code === FAILED_PRECONDITION && /workflow task in failed state/i.test(grpc.details)) {
+    return new NotificationTargetError(
+      'no_worker',
+      `"${target}" takes no updates until a worker completes its current workflow task (the last attempt was lost or failed): retry shortly, and if this lasts, check its workers`,
     );
   }
   if (grpc?.code === DEADLINE_EXCEEDED || /timed out before a worker/i.test(grpc?.details ?? '')) {

@@ -48,6 +48,18 @@ export const BUDGETS = Object.freeze({
    * (payload limit), with room for the change log and the rest of the carried state.
    */
   notificationStateBytes: 1024 * 1024,
+  /**
+   * Raw `notify` signals one run (of an agent run or an inbox) takes, in bytes and in number; later
+   * ones are dropped and counted until the run continues as new. A signal cannot be refused (it is
+   * in history before the workflow sees it), so this bounds the work a flood can put into one
+   * workflow task: past the 5 s a task may run, every retry would hold more signals and the
+   * workflow could never run again. Twice the history budget a run continues as new at, so a run
+   * continues before it meets it unless signals come faster than it can close. Protects: the
+   * workflow task timeout, and through it the history limits. (The `notify` update is refused
+   * while busy instead, and producers use it.)
+   */
+  notifySignalBytesPerRun: 8 * 1024 * 1024,
+  notifySignalsPerRun: 4_000,
 
   // ---- agent runs (protect: activity inputs/results, workflow input, continue-as-new input)
   /** The agent workflow's input (task, system prompt, settings); it is re-sent on each continue-as-new. */

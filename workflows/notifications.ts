@@ -1,5 +1,5 @@
-import { ApplicationFailure, log, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
-import { BUDGETS, formatBytes } from '../shared/budgets';
+import { ApplicationFailure, log, patched, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
+import { BUDGETS, formatBytes, jsonBytes } from '../shared/budgets';
 import {
   clearNotificationsSignal,
   clearNotificationsUpdate,
@@ -20,6 +20,7 @@ import {
 } from '../shared/notifications/schema';
 import type { NotificationState } from '../shared/notifications/state';
 import {
+  NotificationSizes,
   add,
   clear,
   createNotificationState,
@@ -52,6 +53,12 @@ export function busyReason(): string | undefined {
   );
 }
 
+/**
+ * Marks runs that take at most `BUDGETS.notifySignal*PerRun` of raw `notify` signals and drop (and
+ * count) the rest; runs recorded before it took every signal and replay that way.
+ */
+export const SIGNAL_BUDGET_PATCH = 'notify-signal-budget';
+
 /** The error a validator throws: the caller gets `message`; nothing enters history. */
 function refuse(type: 'InvalidNotification' | 'InvalidMarkRead' | 'Busy', message: string): never {
   throw ApplicationFailure.create({ type, message, nonRetryable: true });
@@ -68,6 +75,12 @@ export class NotificationBox {
   rejected = 0;
   /** Signals and updates handled by this run, valid or not. */
   handled = 0;
+  /** `notify` signals this run took (valid or not) and their bytes, against the per-run budget. */
+  private signalsTaken = 0;
+  private signalBytesTaken = 0;
+  /** `notify` signals dropped unread because this run's signal budget was used up. */
+  droppedSignals = 0;
+  private readonly sizes = new NotificationSizes();
 
   constructor(carried?: NotificationState, options: NotificationBoxOptions = {}) {
     this.state =
@@ -90,6 +103,19 @@ export class NotificationBox {
    * answer, and throwing here would fail the workflow task.
    */
   notify(raw: unknown): boolean {
+    if (this.overSignalBudget()) {
+      // Not even validated: a dropped signal costs nothing but its count. Its value is never logged.
+      this.droppedSignals += 1;
+      if (this.droppedSignals === 1 || this.droppedSignals % 100 === 0) {
+        log.warn('notify signals dropped: this run took its budget of signals; use the notify update', {
+          dropped: this.droppedSignals,
+          taken: this.signalsTaken,
+          takenBytes: this.signalBytesTaken,
+        });
+      }
+      return false;
+    }
+    this.signalsTaken += 1;
     const valid = validateNotificationInput(raw, API_NOTIFICATION_DEFAULTS);
     if (!valid.ok) {
       this.rejected += 1;
@@ -99,13 +125,30 @@ export class NotificationBox {
       });
       return false;
     }
+    this.signalBytesTaken += jsonBytes(valid.value);
     this.add(valid.value);
     return true;
   }
 
+  /** Whether this run took as many `notify` signals as it may (see SIGNAL_BUDGET_PATCH). */
+  private overSignalBudget(): boolean {
+    if (
+      this.signalsTaken < BUDGETS.notifySignalsPerRun &&
+      this.signalBytesTaken < BUDGETS.notifySignalBytesPerRun
+    ) {
+      return false;
+    }
+    // Asked only here, where the two behaviours part, so runs that never meet the budget add no marker.
+    return patched(SIGNAL_BUDGET_PATCH);
+  }
+
   /** Adds a notification the owning workflow raised itself (e.g. an approval timeout). */
   add(input: ValidNotificationInput): NotifyResult {
-    const result = add(this.state, input, { now: new Date().toISOString(), newId: uuid4 });
+    const result = add(this.state, input, {
+      now: new Date().toISOString(),
+      newId: uuid4,
+      sizes: this.sizes,
+    });
     this.state = result.state;
     return {
       id: result.notification.id,

@@ -4,6 +4,7 @@
  * every workflow history on the server.
  */
 import type { Client } from '@temporalio/client';
+import { defaultPayloadConverter } from '@temporalio/common';
 import type pg from 'pg';
 import { deterministicMessageId } from '../../activities/email/send';
 import type { History } from '../../cli/debug/history';
@@ -133,22 +134,29 @@ export interface NotificationAccount {
   lost: number;
   /** Created more often than accepted. */
   duplicates: number;
-  /** Items in the list nobody here sent (e.g. raised by the workflow itself). */
+  /** Items in the list nobody here sent and the workflow did not raise itself. */
   others: number;
   /** Why the list could not be read in full, if so. */
   problem?: string;
+  /** With losses: of the accepted ids neither kept nor evicted, how many ever reached its history. */
+  lostTrace?: { gone: number; inHistory: number };
 }
 
 /**
  * Accounts for every notification `accepted` by `target`. Eviction removes the oldest first, so of
  * `ordered` (ids one producer sent one after another) the kept ones must be the newest: an older one
  * kept while a newer one is gone means the newer one was lost, whatever the eviction count says.
+ * `raised` are ids the workflows raise themselves (an approval request), each listed as often as it
+ * may be created: the eviction count covers them too, so a raised one that is gone is neither a lost
+ * nor an extra copy of an accepted one. (An approval request is updated in place when decided, or
+ * created again if a flood evicted it meanwhile: list its id twice.)
  */
 export async function accountNotifications(
   client: Client,
   target: string,
   accepted: string[],
   ordered: string[] = [],
+  raised: string[] = [],
 ): Promise<NotificationAccount> {
   const out: NotificationAccount = {
     target,
@@ -159,7 +167,7 @@ export async function accountNotifications(
     duplicates: 0,
     others: 0,
   };
-  let list: { notifications: readonly { id: string }[]; count: number; evicted: number };
+  let list: NotificationList;
   try {
     list = await client.workflow.getHandle(target).query(notificationsQuery);
   } catch (err) {
@@ -169,19 +177,108 @@ export async function accountNotifications(
       problem: `query failed: ${(err as Error).message.slice(0, 200)}`,
     };
   }
+  const account = accountList(out, list, accepted, ordered, raised);
+  if (account.lost > 0) {
+    // Which side is wrong: a gone id that never reached the target's history was never delivered
+    // there (a producer's error); one that did was dropped by the target.
+    const kept = new Set(list.notifications.map((n) => n.id));
+    const gone = accepted.filter((id) => !kept.has(id));
+    const seen = await idsInHistory(client, target, gone);
+    account.lostTrace = { gone: gone.length, inHistory: seen };
+  }
+  return account;
+}
+
+/** How many of `ids` appear in any payload of any run of `workflowId` (signals, update requests). */
+async function idsInHistory(client: Client, workflowId: string, ids: string[]): Promise<number> {
+  const found = new Set<string>();
+  for await (const run of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+    const history: History = await client.workflow.getHandle(workflowId, run.runId).fetchHistory();
+    for (const e of history.events ?? []) {
+      const payloads = [
+        ...(e.workflowExecutionSignaledEventAttributes?.input?.payloads ?? []),
+        ...(e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args?.payloads ?? []),
+      ];
+      for (const p of payloads) {
+        const text = Buffer.from(p.data ?? []).toString();
+        for (const id of ids) if (text.includes(id)) found.add(id);
+      }
+    }
+  }
+  return found.size;
+}
+
+/** What the `notifications` query answered, as far as the accounting reads it. */
+export interface NotificationList {
+  notifications: readonly { id: string }[];
+  count: number;
+  evicted: number;
+}
+
+/** The accounting of {@link accountNotifications} on a list already read (pure, for tests). */
+export function accountList(
+  base: NotificationAccount,
+  list: NotificationList,
+  accepted: string[],
+  ordered: string[] = [],
+  raised: string[] = [],
+): NotificationAccount {
+  const out = { ...base };
   const kept = new Set(list.notifications.map((n) => n.id));
   const sent = new Set(accepted);
+  const own = new Set(raised.filter((id) => !sent.has(id)));
   out.kept = accepted.filter((id) => kept.has(id)).length;
   out.evicted = list.evicted;
-  out.others = [...kept].filter((id) => !sent.has(id)).length;
+  out.others = [...kept].filter((id) => !sent.has(id) && !own.has(id)).length;
   if (list.notifications.length < list.count) {
     out.problem = `the query returned ${list.notifications.length} of ${list.count} notifications`;
   }
   const gone = accepted.length - out.kept;
+  // Of the eviction count, what the workflow's own notifications took is not there for accepted ones.
+  const ownGone = [...own].filter((id) => !kept.has(id)).length;
   const firstKept = ordered.findIndex((id) => kept.has(id));
   const goneAfterKept = firstKept < 0 ? 0 : ordered.slice(firstKept).filter((id) => !kept.has(id)).length;
-  out.lost = Math.max(0, gone - list.evicted, goneAfterKept);
-  out.duplicates = Math.max(0, kept.size + list.evicted - new Set([...accepted, ...kept]).size);
+  out.lost = Math.max(0, gone - (list.evicted - ownGone), goneAfterKept);
+  // Every item the list ever created is kept or evicted; more than the distinct ids (own ones as
+  // often as they may be created) is a copy.
+  const ownCreations = raised.filter((id) => own.has(id)).length;
+  const others = new Set([...accepted, ...kept].filter((id) => !own.has(id))).size;
+  out.duplicates = Math.max(0, kept.size + list.evicted - others - ownCreations);
+  return out;
+}
+
+/** How a run's `notify_user` calls ended, as its histories (each run of its chain) record them. */
+export interface NotifyOutcomes {
+  /** Ids of notifications the tool delivered (to the run and, when configured, the user's inbox). */
+  delivered: string[];
+  /** Calls whose activity failed for good: not delivered everywhere, and the agent was told so. */
+  failed: number;
+}
+
+/**
+ * Reads, from the run's histories, the id each `notify_user` call delivered: the ground truth of
+ * what a target accepted from the tool, whether the run finished or not.
+ */
+export async function notifyOutcomes(client: Client, workflowId: string): Promise<NotifyOutcomes> {
+  const out: NotifyOutcomes = { delivered: [], failed: 0 };
+  for await (const run of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
+    const history: History = await client.workflow.getHandle(workflowId, run.runId).fetchHistory();
+    const notifyCalls = new Set<string>();
+    for (const e of history.events ?? []) {
+      if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'notify_user')
+        notifyCalls.add(String(e.eventId));
+      const done = e.activityTaskCompletedEventAttributes;
+      if (done && notifyCalls.has(String(done.scheduledEventId))) {
+        const payload = done.result?.payloads?.[0];
+        const result = payload
+          ? defaultPayloadConverter.fromPayload<{ data?: { id?: string } }>(payload)
+          : {};
+        if (result.data?.id) out.delivered.push(result.data.id);
+      }
+      const failed = e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
+      if (failed && notifyCalls.has(String(failed.scheduledEventId))) out.failed += 1;
+    }
+  }
   return out;
 }
 
@@ -190,9 +287,20 @@ export interface HistoryCensus {
   executions: number;
   byStatus: Record<string, number>;
   workflowTaskFailures: Record<string, number>;
+  /**
+   * Tasks the server itself ended so the workflow sees new signals or updates first, then retried
+   * at once: it refuses to close a run while new ones arrive (UNHANDLED_COMMAND), and it ends a
+   * task early when too many queue behind it (FORCE_CLOSE_COMMAND). No failure of the workflow.
+   */
+  serverRetries: Record<string, number>;
   largestHistoryBytes: number;
   totalHistoryBytes: number;
 }
+
+const SERVER_RETRY_CAUSES: readonly string[] = [
+  'WORKFLOW_TASK_FAILED_CAUSE_UNHANDLED_COMMAND',
+  'WORKFLOW_TASK_FAILED_CAUSE_FORCE_CLOSE_COMMAND',
+];
 
 /** Reads every workflow history on the (script's own) server. */
 export async function historyCensus(client: Client): Promise<HistoryCensus> {
@@ -200,6 +308,7 @@ export async function historyCensus(client: Client): Promise<HistoryCensus> {
     executions: 0,
     byStatus: {},
     workflowTaskFailures: {},
+    serverRetries: {},
     largestHistoryBytes: 0,
     totalHistoryBytes: 0,
   };
@@ -207,8 +316,10 @@ export async function historyCensus(client: Client): Promise<HistoryCensus> {
     census.executions += 1;
     census.byStatus[wf.status.name] = (census.byStatus[wf.status.name] ?? 0) + 1;
     const history: History = await client.workflow.getHandle(wf.workflowId, wf.runId).fetchHistory();
-    for (const [cause, n] of Object.entries(workflowTaskFailures([history])))
-      census.workflowTaskFailures[cause] = (census.workflowTaskFailures[cause] ?? 0) + n;
+    for (const [cause, n] of Object.entries(workflowTaskFailures([history]))) {
+      const into = SERVER_RETRY_CAUSES.includes(cause) ? census.serverRetries : census.workflowTaskFailures;
+      into[cause] = (into[cause] ?? 0) + n;
+    }
     const bytes = historyBytes(history);
     census.totalHistoryBytes += bytes;
     census.largestHistoryBytes = Math.max(census.largestHistoryBytes, bytes);

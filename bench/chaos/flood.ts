@@ -1,11 +1,18 @@
 /**
  * The flood: maximum-size notifications sent at a fixed rate into inboxes and running agent runs,
- * through the public `notify` signal (signal-with-start for inboxes, as every producer does).
+ * through the door every producer uses (the `notify` update, update-with-start for inboxes, as the
+ * CLI and HTTP API send it), or, as the hostile case, through raw `notify` signals (signal-with-start
+ * for inboxes), which skip every validator and rate limit.
  *
  * Everything about how notifications are produced lives here, so a change of the notification door
  * (another path, other limits) is a change of this file only.
  */
 import type { Client } from '@temporalio/client';
+import {
+  NotificationTargetError,
+  prepareNotification,
+  sendNotification,
+} from '../../cli/notification-client';
 import { BUDGETS, jsonBytes } from '../../shared/budgets';
 import {
   INBOX_WORKFLOW_TYPE,
@@ -48,8 +55,16 @@ export interface FloodTarget {
   workflowId: string;
 }
 
+/** How flood notifications are sent: the `notify` update (what producers use) or raw signals. */
+export type FloodDoor = 'update' | 'signal';
+
+/** Errors of the update door after which the same notification is sent again (shortly). */
+const RETRY_CODES: readonly string[] = ['busy', 'no_worker', 'unreachable'];
+
 /** Settings of one flood. */
 export interface FloodOptions {
+  /** Default `update`. */
+  door?: FloodDoor;
   /** Notifications per second, over all targets. */
   rate: number;
   seconds: number;
@@ -86,7 +101,7 @@ export async function flood(
   onAccepted?: (accepted: ReadonlyMap<string, readonly string[]>) => void,
 ): Promise<FloodResult> {
   const total = Math.round(opts.rate * opts.seconds);
-  const retryForMs = opts.retryForMs ?? 90_000;
+  const retryForMs = opts.retryForMs ?? 180_000;
   const accepted = new Map<string, string[]>(targets.map((t) => [t.workflowId, []]));
   const refused: FloodResult['refused'] = [];
   let retries = 0;
@@ -94,7 +109,14 @@ export async function flood(
   onAccepted?.(accepted);
   const started = Date.now();
 
+  const door = opts.door ?? 'update';
   const send = async (target: string, n: NotificationInput) => {
+    if (door === 'update') {
+      const prepared = prepareNotification(n);
+      if (!prepared.ok) throw new Error(prepared.error);
+      await sendNotification(client, taskQueue, target, prepared.notification);
+      return;
+    }
     const user = inboxUser(target);
     if (user !== null) {
       await client.workflow.signalWithStart(INBOX_WORKFLOW_TYPE, {
@@ -117,8 +139,17 @@ export async function flood(
         accepted.get(target)?.push(n.id as string);
         return;
       } catch (err) {
-        const message = (err as Error).message;
-        const gone = /not found|already completed/i.test(message);
+        let inner = err as Error & { cause?: unknown; type?: string };
+        while (inner.cause instanceof Error) inner = inner.cause;
+        const message =
+          inner === err
+            ? (err as Error).message
+            : `${(err as Error).message}: ${inner.type ? `${inner.type}: ` : ''}${inner.message}`;
+        // The update door says which errors are worth a retry; for signals, all but a closed target.
+        const gone =
+          err instanceof NotificationTargetError
+            ? !RETRY_CODES.includes(err.code)
+            : /not found|already completed/i.test(message);
         if (gone || Date.now() > giveUp) {
           refused.push({ id: n.id as string, target, error: message.slice(0, 300) });
           return;

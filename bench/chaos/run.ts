@@ -9,25 +9,16 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { closeEmailConnections } from '../../activities/email';
-import { notificationIdFor } from '../../activities/notifications';
 import type { AgentResult } from '../../shared/agent';
 import { approveToolCallUpdate } from '../../shared/agent';
 import { inboxWorkflowId } from '../../shared/notifications/messages';
 import type { CheckedJob, EffectCount, HistoryCensus, NotificationAccount } from './checks';
-import { accountNotifications, checkMail, checkSqlRows, historyCensus } from './checks';
+import { accountNotifications, checkMail, checkSqlRows, historyCensus, notifyOutcomes } from './checks';
 import { ChaosCluster } from './cluster';
-import type { FloodResult, QueryProbe } from './flood';
+import type { FloodDoor, FloodResult, QueryProbe } from './flood';
 import { flood, probeNotificationsQuery } from './flood';
 import type { JobSpec } from './jobs';
-import {
-  GATE_CALL,
-  LARGE_RESULT_CHARS,
-  NOTIFY_CALLS,
-  answerParts,
-  jobInput,
-  mailSubject,
-  prepareJobSystems,
-} from './jobs';
+import { GATE_CALL, LARGE_RESULT_CHARS, answerParts, jobInput, mailSubject, prepareJobSystems } from './jobs';
 
 /** Settings of a chaos run. */
 export interface ChaosOptions {
@@ -36,6 +27,8 @@ export interface ChaosOptions {
   /** Flood notifications per second (0: no flood). */
   floodRate: number;
   floodSeconds: number;
+  /** How the flood is sent: `update` (what producers use; default) or raw `signal`s (hostile). */
+  floodDoor?: FloodDoor;
   seed: number;
   serverRestart: boolean;
   /** Worker processes (default 2). */
@@ -65,6 +58,8 @@ export interface ChaosReport {
     evicted: number;
     lost: number;
     duplicates: number;
+    /** notify_user calls whose delivery failed for good (the agent was told; nothing to account). */
+    toolFailures: number;
   };
   flood:
     (Omit<FloodResult, 'accepted'> & { sent: number; accepted: number; inboxQueries: QueryProbe }) | null;
@@ -102,7 +97,13 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const windowSeconds =
     options.windowSeconds ??
     Math.max(20, options.kills * KILL_SPACING_SECONDS + (flooding ? options.floodSeconds : 0) + 5);
-  const opts = { workers, windowSeconds, settleSeconds: options.settleSeconds ?? 240, ...options };
+  const opts = {
+    workers,
+    windowSeconds,
+    settleSeconds: options.settleSeconds ?? 240,
+    floodDoor: options.floodDoor ?? 'update',
+    ...options,
+  };
   delete (opts as ChaosOptions).log;
   const random = seeded(options.seed);
   const token = `${options.seed}-${randomUUID().slice(0, 8)}`;
@@ -199,7 +200,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         client,
         taskQueue,
         [...floodInboxes.map((workflowId) => ({ workflowId })), ...gated],
-        { rate: options.floodRate, seconds: options.floodSeconds, idPrefix: `flood-${token}` },
+        {
+          rate: options.floodRate,
+          seconds: options.floodSeconds,
+          idPrefix: `flood-${token}`,
+          door: opts.floodDoor,
+        },
         (accepted) => (live = accepted),
       );
       [floodResult, inboxQueries] = await Promise.all([
@@ -274,16 +280,34 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
 
     const accepted = (floodResult as FloodResult | null)?.accepted ?? new Map<string, string[]>();
     const accounts: NotificationAccount[] = [];
+    // What each notify_user call delivered, from the runs' histories (finished or not): a call
+    // whose delivery failed for good told the agent so, and was accepted by no one to account for.
     const agentIds: string[] = [];
-    for (const job of checked) {
-      const own = job.finished ? NOTIFY_CALLS.map((c) => notificationIdFor(job.workflowId, c)) : [];
-      agentIds.push(...own);
+    const raised: string[] = [];
+    let toolFailures = 0;
+    for (const job of jobs) {
+      const outcome = await notifyOutcomes(client, job.workflowId);
+      toolFailures += outcome.failed;
+      agentIds.push(...outcome.delivered);
+      // A gated run raises its approval request itself: one item, updated in place when decided, or
+      // created again then if the flood evicted it meanwhile.
+      const approval = `approval:${job.workflowId}:${GATE_CALL}`;
+      const own = job.gated ? [approval, approval] : [];
+      raised.push(...own);
       const floodIds = accepted.get(job.workflowId) ?? [];
-      if (own.length || floodIds.length)
-        accounts.push(await accountNotifications(client, job.workflowId, [...own, ...floodIds], floodIds));
+      if (outcome.delivered.length || floodIds.length)
+        accounts.push(
+          await accountNotifications(
+            client,
+            job.workflowId,
+            [...outcome.delivered, ...floodIds],
+            floodIds,
+            own,
+          ),
+        );
     }
     if (agentIds.length)
-      accounts.push(await accountNotifications(client, inboxWorkflowId(agentsInbox), agentIds));
+      accounts.push(await accountNotifications(client, inboxWorkflowId(agentsInbox), agentIds, [], raised));
     if (flooding) {
       for (const inbox of floodInboxes) {
         const ids = accepted.get(inbox) ?? [];
@@ -320,6 +344,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
         evicted: sum('evicted'),
         lost: sum('lost'),
         duplicates: sum('duplicates'),
+        toolFailures,
       },
       flood: f
         ? {
@@ -410,12 +435,17 @@ export function formatReport(r: ChaosReport): string {
   const failures = chaosFailures(r);
   const causes = Object.entries(r.histories.workflowTaskFailures);
   const lines = [
-    `chaos: ${o.runs} runs, ${o.kills} kills, ${o.floodRate && o.floodSeconds ? `flood ${o.floodRate}/s for ${o.floodSeconds} s` : 'no flood'}, seed ${o.seed}, ` +
+    `chaos: ${o.runs} runs, ${o.kills} kills, ${o.floodRate && o.floodSeconds ? `flood ${o.floodRate}/s for ${o.floodSeconds} s by ${o.floodDoor}` : 'no flood'}, seed ${o.seed}, ` +
       `server restart ${o.serverRestart ? 'yes' : 'no'}, ${o.workers} workers, window ${o.windowSeconds.toFixed(0)} s`,
     `runs: ${r.runs.finished} finished, ${r.runs.lost} lost, ${r.runs.stuck} stuck (${r.wallSeconds.toFixed(0)} s wall)`,
     `chaos done: ${r.chaos.kills} worker SIGKILLs, ${r.chaos.serverRestarts} server restart(s), ` +
       `${r.chaos.unexpectedWorkerExits} unexpected worker exits`,
-    `workflow task failures: ${causes.length ? causes.map(([c, n]) => `${c} ${n}`).join(', ') : 'none'}`,
+    `workflow task failures: ${causes.length ? causes.map(([c, n]) => `${c} ${n}`).join(', ') : 'none'}; ` +
+      `tasks the server retried to hand over new signals (no failure): ${
+        Object.entries(r.histories.serverRetries)
+          .map(([c, n]) => `${c.replace('WORKFLOW_TASK_FAILED_CAUSE_', '')} ${n}`)
+          .join(', ') || 'none'
+      }`,
     `executions: ${r.histories.executions} (${Object.entries(r.histories.byStatus)
       .map(([s, n]) => `${s} ${n}`)
       .join(', ')}); ` +
@@ -428,7 +458,8 @@ export function formatReport(r: ChaosReport): string {
     `large tool results (${LARGE_RESULT_CHARS / 1000} KB) read back whole: ${r.largeResults.whole}/${r.largeResults.expected}`,
     `notifications: ${r.notifications.accepted} accepted by ${r.notifications.targets.length} workflows, ` +
       `${r.notifications.kept} kept, ${r.notifications.evicted} evicted (oldest first), ` +
-      `${r.notifications.lost} lost, ${r.notifications.duplicates} duplicated`,
+      `${r.notifications.lost} lost, ${r.notifications.duplicates} duplicated; ` +
+      `notify_user calls that failed for good (the agent was told): ${r.notifications.toolFailures}`,
   ];
   if (f) {
     const errors = [...f.inboxQueries.errors.entries()].map(([m, n]) => `${n}× ${m}`).join('; ');
@@ -440,7 +471,11 @@ export function formatReport(r: ChaosReport): string {
   }
   for (const t of r.notifications.targets.filter((t) => t.lost || t.duplicates || t.problem))
     lines.push(
-      `  ${t.target}: accepted ${t.accepted}, kept ${t.kept}, evicted ${t.evicted}, lost ${t.lost}${t.problem ? `, ${t.problem}` : ''}`,
+      `  ${t.target}: accepted ${t.accepted}, kept ${t.kept}, evicted ${t.evicted}, lost ${t.lost}, ` +
+        `duplicated ${t.duplicates}, others kept ${t.others}${t.problem ? `, ${t.problem}` : ''}` +
+        (t.lostTrace
+          ? `; of ${t.lostTrace.gone} gone, ${t.lostTrace.inHistory} reached its history (the rest were never delivered to it)`
+          : ''),
     );
   for (const d of r.runs.lostDetail.slice(0, 10)) lines.push(`  lost: ${d}`);
   for (const a of r.approvalsFailed) lines.push(`  approval not taken: ${a}`);

@@ -121,6 +121,55 @@ export interface NotificationContext {
   now: string;
   /** A fresh unique id (uuid v4) per call. */
   newId: () => string;
+  /**
+   * Remembers each stored notification's JSON size, so an add costs the new notification's bytes
+   * instead of the whole list's (a workflow that takes many notifications in one task must stay
+   * well inside its task's time). Same answers with or without it.
+   */
+  sizes?: NotificationSizes;
+}
+
+/**
+ * JSON sizes of stored notifications, by id. Renumbering changes only `no`, so a remembered size is
+ * adjusted by the width of the number; any other change of the item (an in-place update, a mark
+ * read) makes it measured again. Create one per notification list (never module-level: workflow
+ * code runs in a reused context).
+ */
+export class NotificationSizes {
+  private readonly known = new Map<string, { item: Notification; bytesWithoutNo: number }>();
+
+  /** The JSON size (UTF-8 bytes) of `n`, exactly as {@link jsonBytes} counts it. */
+  bytesOf(n: Notification): number {
+    const hit = this.known.get(n.id);
+    if (hit && sameButNo(hit.item, n)) return hit.bytesWithoutNo + String(n.no).length;
+    const bytes = jsonBytes(n);
+    this.known.set(n.id, { item: n, bytesWithoutNo: bytes - String(n.no).length });
+    return bytes;
+  }
+
+  /** Forgets items no longer in `notifications`, so the cache stays the size of the list. */
+  keepOnly(notifications: readonly Notification[]): void {
+    if (this.known.size <= notifications.length * 2 + 16) return;
+    const ids = new Set(notifications.map((n) => n.id));
+    for (const id of [...this.known.keys()]) if (!ids.has(id)) this.known.delete(id);
+  }
+}
+
+/** True when `a` and `b` differ at most in `no` (fields compared by value; usually the same strings). */
+function sameButNo(a: Notification, b: Notification): boolean {
+  return (
+    a.id === b.id &&
+    a.type === b.type &&
+    a.priority === b.priority &&
+    a.title === b.title &&
+    a.message === b.message &&
+    a.detail === b.detail &&
+    a.timestamp === b.timestamp &&
+    a.display_time === b.display_time &&
+    a.read === b.read &&
+    a.group === b.group &&
+    Object.keys(a).length === Object.keys(b).length
+  );
 }
 
 /** Options of {@link createNotificationState}. */
@@ -189,7 +238,12 @@ function upperBoundBytes(n: Notification): number {
  * How many of the oldest notifications must go so that at most `max` remain and the rest fit in
  * `maxBytes` as JSON. Eviction is always oldest first, never of a newer item before an older one.
  */
-function overflowOf(notifications: readonly Notification[], max: number, maxBytes: number): number {
+function overflowOf(
+  notifications: readonly Notification[],
+  max: number,
+  maxBytes: number,
+  sizes?: NotificationSizes,
+): number {
   let overflow = Math.max(0, notifications.length - max);
   // Exact sizes cost a JSON encoding of the whole list; a cheap upper bound settles the usual case.
   let bound = 2;
@@ -197,11 +251,12 @@ function overflowOf(notifications: readonly Notification[], max: number, maxByte
   if (bound <= maxBytes) return overflow;
   // JSON of an array: brackets, plus a comma between items.
   let bytes = 2 + Math.max(0, notifications.length - 1);
-  const sizes = notifications.map((n) => jsonBytes(n));
-  for (const size of sizes) bytes += size;
-  for (let i = 0; i < overflow; i++) bytes -= (sizes[i] ?? 0) + 1;
+  const bytesOf = sizes ? (n: Notification) => sizes.bytesOf(n) : (n: Notification) => jsonBytes(n);
+  const each = notifications.map(bytesOf);
+  for (const size of each) bytes += size;
+  for (let i = 0; i < overflow; i++) bytes -= (each[i] ?? 0) + 1;
   while (bytes > maxBytes && overflow < notifications.length) {
-    bytes -= (sizes[overflow] ?? 0) + 1;
+    bytes -= (each[overflow] ?? 0) + 1;
     overflow += 1;
   }
   return overflow;
@@ -277,13 +332,19 @@ export function add(
     notifications = [...state.notifications, notification];
   }
   const logged = logChanges(state, [state.evicted + notification.no]);
-  const overflow = overflowOf(notifications, state.max, state.maxBytes ?? BUDGETS.notificationStateBytes);
+  const overflow = overflowOf(
+    notifications,
+    state.max,
+    state.maxBytes ?? BUDGETS.notificationStateBytes,
+    ctx.sizes,
+  );
   const next: NotificationState = {
     ...logged,
     notifications:
       overflow === 0 ? notifications : notifications.slice(overflow).map((n, i) => ({ ...n, no: i })),
     evicted: state.evicted + overflow,
   };
+  ctx.sizes?.keepOnly(next.notifications);
   const kept = notification.no >= overflow;
   return {
     state: next,

@@ -7,8 +7,10 @@ import {
 } from '../../shared/notifications/schema';
 import type { ValidNotificationInput } from '../../shared/notifications/schema';
 import {
+  NotificationSizes,
   NotificationStateSchema,
   add,
+  markRead,
   createNotificationState,
   notificationsBytes,
 } from '../../shared/notifications/state';
@@ -146,5 +148,43 @@ describe('byte capacity: oldest first, every created notification kept or counte
     expect(parsed.error?.issues.map((i) => i.message).join('; ')).toMatch(
       /bytes of notifications, maxBytes is/,
     );
+  });
+
+  it('evicts the same with a size cache as without, through growth, in-place updates, marks read and renumbering', () => {
+    const sizes = new NotificationSizes();
+    let plain = createNotificationState({ guid: 'g', maxBytes: 3 * BUDGETS.notificationBytes });
+    let cached = plain;
+    const step = (input: ValidNotificationInput) => {
+      plain = add(plain, input, ctx).state;
+      cached = add(cached, input, { ...ctx, sizes }).state;
+      expect(cached).toEqual(plain);
+    };
+    for (let i = 0; i < 40; i += 1) {
+      // Sizes vary (and numbers pass 9, so `no` changes width); every fifth one rewrites an older id.
+      const id = i % 5 === 4 ? `n${i - 3}` : `n${i}`;
+      step({ ...validOf({ message: `m${i} ${'界'.repeat((i * 997) % 5000)}` }), id });
+      if (i % 7 === 0) {
+        plain = markRead(plain, { all: true }).state;
+        cached = markRead(cached, { all: true }).state;
+      }
+      step({ ...largest(`big${i}`), id: `big${i % 3}` });
+    }
+    expect(plain.evicted).toBeGreaterThan(0);
+    expect(notificationsBytes(cached.notifications)).toBeLessThanOrEqual(3 * BUDGETS.notificationBytes);
+  });
+
+  it('adds to a full list in time proportional to the new notification, not the list', () => {
+    const fill = (ctxOf: (i: number) => Parameters<typeof add>[2]) => {
+      let state = createNotificationState({ guid: 'g' });
+      const started = performance.now();
+      for (let i = 0; i < 60; i += 1)
+        state = add(state, { ...largest(`f${i}`), id: `f${i}` }, ctxOf(i)).state;
+      return performance.now() - started;
+    };
+    const sizes = new NotificationSizes();
+    const without = fill(() => ctx);
+    const withCache = fill(() => ({ ...ctx, sizes }));
+    // The whole list is ~1 MiB: measuring it on every add costs several times what the cache does.
+    expect(withCache * 2).toBeLessThan(without);
   });
 });
