@@ -59,6 +59,24 @@ export const SCENARIOS: Scenario[] = [
       }),
   },
   {
+    // The fast path: model calls and quick tools as local activities, the wait a regular one.
+    name: 'local-activities',
+    run: (client, tq, id) =>
+      agent(client, tq, id, {
+        task: 'fast path',
+        tools: ['get_time', 'calculator', 'wait'],
+        model: {
+          provider: 'scripted',
+          turns: [
+            callTurn(['get_time', { timezone: 'UTC' }, 't'], ['calculator', { expression: '6*7' }, 'c']),
+            callTurn(['wait', { seconds: 1 }, 'w'], ['calculator', { expression: '1/0' }, 'z']),
+            answerTurn('{{result:c}}'),
+          ],
+        },
+        policy: { localActivities: 'auto' },
+      }),
+  },
+  {
     name: 'search',
     config: () => ({
       search: SearchConfigSchema.parse({ knowledgeBase: { dataDir: tempDir('replay-kb') } }),
