@@ -15,6 +15,9 @@ interface Manifest {
   files: Record<string, string>;
 }
 
+/** Entries kept; the least recently used beyond this are removed (each bundle is a few MB). */
+export const MAX_CACHED_BUNDLES = 8;
+
 const sha256 = (data: Buffer | string) => crypto.createHash('sha256').update(data).digest('hex');
 
 function entryPaths(dir: string, workflowsPath: string): { manifest: string; code: string } {
@@ -58,6 +61,9 @@ export function cachedBundle(dir: string, workflowsPath: string): WorkflowBundle
       if (sha256(fs.readFileSync(file)) !== hash) return null;
     }
     const code = fs.readFileSync(paths.code, 'utf8');
+    // Marks the entry used, for the least-recently-used eviction in storeBundle.
+    const now = new Date();
+    fs.utimesSync(paths.manifest, now, now);
     return { code, sourceMap: '' };
   } catch {
     return null;
@@ -89,9 +95,23 @@ export function storeBundle(
       paths.manifest,
       JSON.stringify({ workflowsPath: path.resolve(workflowsPath), files } satisfies Manifest),
     );
+    evictBeyond(dir, MAX_CACHED_BUNDLES);
     return true;
   } catch {
     // A read-only or full disk only costs the next replay a rebuild.
     return false;
+  }
+}
+
+/** Removes the least recently used entries beyond `keep` (manifest and code together). */
+function evictBeyond(dir: string, keep: number): void {
+  const entries = fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => ({ base: f.slice(0, -'.json'.length), used: fs.statSync(path.join(dir, f)).mtimeMs }))
+    .sort((a, b) => b.used - a.used);
+  for (const { base } of entries.slice(keep)) {
+    fs.rmSync(path.join(dir, `${base}.json`), { force: true });
+    fs.rmSync(path.join(dir, `${base}.js`), { force: true });
   }
 }

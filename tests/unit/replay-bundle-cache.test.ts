@@ -3,10 +3,15 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { bundleSources, cachedBundle } from '../../cli/debug/bundle-cache';
+import { MAX_CACHED_BUNDLES, bundleSources, cachedBundle, storeBundle } from '../../cli/debug/bundle-cache';
 import { replayBundle } from '../../cli/debug/replay';
 import { PROJECT_ROOT } from '../../cli/binaries';
 import { uid } from '../support/temporal';
+
+const afterAllRemove: string[] = [];
+afterAll(() => {
+  for (const dir of afterAllRemove) fs.rmSync(dir, { recursive: true, force: true });
+});
 
 const workflow = (marker: string) =>
   `import { sleep } from '@temporalio/workflow';\n` +
@@ -16,6 +21,7 @@ test('a replay bundle is reused while its sources are unchanged and rebuilt afte
   // Inside the project, so the workflow resolves the SDK from its node_modules.
   const dir = path.join(PROJECT_ROOT, '.data', 'test', uid('bundle-cache'));
   fs.mkdirSync(dir, { recursive: true });
+  afterAllRemove.push(dir);
   const cache = path.join(dir, 'cache');
   const file = path.join(dir, 'workflows.ts');
   fs.writeFileSync(file, workflow('first-marker'));
@@ -45,3 +51,40 @@ test('a replay bundle is reused while its sources are unchanged and rebuilt afte
   for (const f of fs.readdirSync(cache)) fs.writeFileSync(path.join(cache, f), '{not json');
   expect(cachedBundle(cache, file)).toBeNull();
 }, 180_000);
+
+test('the cache keeps the most recently used bundles and removes the rest', () => {
+  const dir = path.join(PROJECT_ROOT, '.data', 'test', uid('bundle-lru'));
+  afterAllRemove.push(dir);
+  // A stand-in bundle: its inline source map names one real file, as a built bundle's does.
+  const source = path.join(PROJECT_ROOT, 'package.json');
+  const map = Buffer.from(JSON.stringify({ version: 3, sources: [source], mappings: '' })).toString('base64');
+  const bundle = (n: number) => ({
+    code: `var x = ${n};\n//# sourceMappingURL=data:application/json;charset=utf-8;base64,${map}`,
+    sourceMap: '',
+  });
+  const at = (n: number) => path.join(dir, `workflows-${n}.ts`);
+  const manifestOf = (n: number) =>
+    path.join(
+      dir,
+      fs
+        .readdirSync(dir)
+        .find(
+          (f) =>
+            f.endsWith('.json') && fs.readFileSync(path.join(dir, f), 'utf8').includes(`workflows-${n}.ts`),
+        )!,
+    );
+  for (let n = 0; n < MAX_CACHED_BUNDLES; n++) {
+    expect(storeBundle(dir, at(n), bundle(n))).toBe(true);
+    // Stored in order, a second apart, an hour ago: entry 0 is the oldest.
+    const then = new Date(Date.now() - 3_600_000 + n * 1000);
+    fs.utimesSync(manifestOf(n), then, then);
+  }
+  // Using entry 0 makes it the most recent; entry 1 is now the least recently used.
+  expect(cachedBundle(dir, at(0))?.code).toBe(bundle(0).code);
+  expect(storeBundle(dir, at(99), bundle(99))).toBe(true);
+
+  expect(fs.readdirSync(dir).filter((f) => f.endsWith('.json'))).toHaveLength(MAX_CACHED_BUNDLES);
+  expect(fs.readdirSync(dir).filter((f) => f.endsWith('.js'))).toHaveLength(MAX_CACHED_BUNDLES);
+  expect(cachedBundle(dir, at(1))).toBeNull();
+  for (const n of [0, 2, 3, 4, 5, 6, 7, 99]) expect(cachedBundle(dir, at(n))?.code).toBe(bundle(n).code);
+});
