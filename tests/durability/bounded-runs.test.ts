@@ -14,26 +14,13 @@ import { answerTurn, callTurn } from '../support/scripts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir, uid } from '../support/temporal';
-import { historyBytes, payloadsBytes, workflowTaskFailures } from '../support/history';
+import { historyBytes, payloadsBytes, workflowTaskFailures, runChain } from '../support/history';
 
 let fx: DevServerFixture;
 beforeAll(async () => {
   fx = await startDevServerFixture();
 }, 120_000);
 afterAll(() => fx?.stop());
-
-/** Every run of a workflow id, oldest first, following continue-as-new. */
-async function chain(workflowId: string, firstRunId: string): Promise<History[]> {
-  const out: History[] = [];
-  let runId: string | undefined = firstRunId;
-  while (runId) {
-    const history: History = await fx.client.workflow.getHandle(workflowId, runId).fetchHistory();
-    out.push(history);
-    runId =
-      history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
-  }
-  return out;
-}
 
 /** Sizes of the activity inputs or results in history, by activity type, in order. */
 function activityPayloads(
@@ -85,7 +72,7 @@ test('45 steps of 60 KB SQL results: the run finishes and history grows by a few
       // The model read the whole last result (60,000 A's), resolved from the content store.
       expect(result.answer).toContain('A'.repeat(60_000));
 
-      const histories = await chain(handle.workflowId, handle.firstExecutionRunId);
+      const histories = await runChain(fx.client, handle.workflowId, handle.firstExecutionRunId);
       const events = histories.flatMap((h) => h.events ?? []);
       expect(workflowTaskFailures(histories)).toEqual({});
       const total = histories.reduce((n, h) => n + historyBytes(h), 0);
@@ -151,7 +138,7 @@ test('a flood of notifications while a call waits for approval: the run continue
     const result = (await latest.result()) as AgentResult;
     expect(result.answer).toBe('Result: 42');
 
-    const histories = await chain(handle.workflowId, handle.firstExecutionRunId);
+    const histories = await runChain(fx.client, handle.workflowId, handle.firstExecutionRunId);
     expect(histories.length).toBeGreaterThan(1);
     const events = histories.flatMap((h) => h.events ?? []);
     // Under a flood, continue-as-new may need a few attempts: the server refuses to close a run

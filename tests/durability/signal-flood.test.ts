@@ -17,7 +17,7 @@ import type { DevServerFixture } from '../support/dev-server';
 import { startDevServerFixture, withDevWorker } from '../support/dev-server';
 import { answerTurn, callTurn } from '../support/scripts';
 import { uid } from '../support/temporal';
-import { historyBytes, workflowTaskFailures } from '../support/history';
+import { historyBytes, workflowTaskFailures, runChain } from '../support/history';
 
 /** Signals sent at once: three times one run's signal budget (about 100 of these). */
 const BURST = Number(process.env.SIGNAL_FLOOD_BURST ?? 300);
@@ -30,19 +30,6 @@ beforeAll(async () => {
   fx = await startDevServerFixture();
 }, 120_000);
 afterAll(() => fx?.stop());
-
-/** Every run of a workflow id, oldest first, following continue-as-new. */
-async function chain(workflowId: string, firstRunId: string): Promise<History[]> {
-  const out: History[] = [];
-  let runId: string | undefined = firstRunId;
-  while (runId) {
-    const history: History = await fx.client.workflow.getHandle(workflowId, runId).fetchHistory();
-    out.push(history);
-    runId =
-      history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
-  }
-  return out;
-}
 
 /** The longest a workflow task took, started to completed (the worker's 5 s limit is on this work). */
 function longestTaskMs(histories: History[]): number {
@@ -126,7 +113,7 @@ test(`a burst of ${BURST} and ${STEADY} more maximum-size notify signals while a
     expect(result.stopReason).toBe('final_answer');
     expect(result.answer).toMatch(/^Time: /);
 
-    const histories = await chain(handle.workflowId, handle.firstExecutionRunId);
+    const histories = await runChain(fx.client, handle.workflowId, handle.firstExecutionRunId);
     // No task failed on the flood (before the signal budget, a task holding the burst ran past the
     // worker's 5 s limit, and every retry held more). Two server causes are no failure of the run:
     // it refuses to close a run while new signals arrive (UNHANDLED_COMMAND), and it ends a task

@@ -1,5 +1,19 @@
+import type { Client } from '@temporalio/client';
 import { temporal } from '@temporalio/proto';
 import type { History, HistoryEvent } from '../../cli/debug/history';
+
+/** Every run of a workflow id, oldest first, following continue-as-new from `firstRunId`. */
+export async function runChain(client: Client, workflowId: string, firstRunId: string): Promise<History[]> {
+  const out: History[] = [];
+  let runId: string | undefined = firstRunId;
+  while (runId) {
+    const history: History = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+    out.push(history);
+    runId =
+      history.events?.at(-1)?.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
+  }
+  return out;
+}
 
 /** Activity types a run scheduled, in history order (one per model call and per tool call). */
 export function scheduledActivityTypes(history: History): string[] {
