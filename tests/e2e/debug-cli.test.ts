@@ -111,9 +111,10 @@ test('a history exported by `temporal workflow show --output json` replays; a ch
   const withSleep = /^ {2}sleep,$/m.test(source)
     ? source
     : source.replace('  setHandler,\n', '  setHandler,\n  sleep,\n');
+  // Before the model call's line (`out = await callModel(…)`, or its local twin).
   const changed = withSleep.replace(
-    'out = await callModel({',
-    "if (this.step === 3) await sleep('1 second');\n      out = await callModel({",
+    /\n(\s*)(out = await [^\n]*callModel)/,
+    "\n$1if (this.step === 3) await sleep('1 second');\n$1$2",
   );
   expect(changed).not.toBe(source);
   fs.writeFileSync(agentFile, changed);
