@@ -129,10 +129,20 @@ export function prepareNotification(
   return { ok: true, notification: { ...valid.value, id: valid.value.id ?? randomUUID() } };
 }
 
-/** The gRPC status under a client error, if any. */
-function grpcCause(err: unknown): { code: number; details: string } | undefined {
+/**
+ * The gRPC status under a client error, if any: `details` to show, `text` to match. For
+ * update-with-start the client lifts the failing operation's status out of the multi-operation
+ * error, putting its message in `message` and its details (binary, or the outer error's) in `details`.
+ */
+function grpcCause(err: unknown): { code: number; details: string; text: string } | undefined {
   for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    if (isGrpcServiceError(e)) return { code: e.code, details: e.details ?? e.message };
+    if (isGrpcServiceError(e)) {
+      // Binary details (of a lifted operation status) are no text to show or match.
+      const printable = (t: string | undefined) =>
+        t && ![...t].some((c) => c.charCodeAt(0) < 9 || c === '\ufffd') ? t : '';
+      const details = printable(e.details) || e.message;
+      return { code: e.code, details, text: `${details} ${e.message}` };
+    }
   }
   return undefined;
 }
@@ -165,7 +175,7 @@ export function explainTargetError(err: unknown, target: string): unknown {
     );
   }
   const grpc = grpcCause(err);
-  if (grpc?.code === RESOURCE_EXHAUSTED || /exceeds limit|larger than max/i.test(grpc?.details ?? '')) {
+  if (grpc?.code === RESOURCE_EXHAUSTED || /exceeds limit|larger than max/i.test(grpc?.text ?? '')) {
     return new NotificationTargetError(
       'too_large',
       `The answer for "${target}" is too large for Temporal to carry (${grpc?.details ?? 'size limit'}): ask for a page (limit/before)`,
@@ -173,13 +183,13 @@ export function explainTargetError(err: unknown, target: string): unknown {
   }
   // The server takes no update while the workflow's current task is being retried (its worker died
   // holding it, or failed it); it passes once a worker completes the task.
-  if (grpc?.code === FAILED_PRECONDITION && /workflow task in failed state/i.test(grpc.details)) {
+  if (grpc?.code === FAILED_PRECONDITION && /workflow task in failed state/i.test(grpc.text)) {
     return new NotificationTargetError(
       'no_worker',
       `"${target}" takes no updates until a worker completes its current workflow task (the last attempt was lost or failed): retry shortly, and if this lasts, check its workers`,
     );
   }
-  if (grpc?.code === DEADLINE_EXCEEDED || /timed out before a worker/i.test(grpc?.details ?? '')) {
+  if (grpc?.code === DEADLINE_EXCEEDED || /timed out before a worker/i.test(grpc?.text ?? '')) {
     return new NotificationTargetError(
       'no_worker',
       `No worker answered for "${target}" in time: start one (durable-agent worker) on its task queue, then retry`,

@@ -2,7 +2,9 @@
  * How the notification doors (CLI, HTTP API, the chaos flood) read Temporal's errors: a workflow whose
  * task is being retried refuses updates for a while, which is a reason to retry, not a failure.
  */
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ServiceError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { rethrowKnownErrorTypes } from '@temporalio/client/lib/helpers';
+import * as proto from '@temporalio/proto';
 import { NotificationTargetError, explainTargetError } from '../../cli/notification-client';
 
 /** A gRPC error as the client raises it (code, details, metadata). */
@@ -27,4 +29,58 @@ test('an update refused while the workflow task is being retried is "no worker",
 test('another failed precondition is not mistaken for it', () => {
   const other = grpcError(9, 'Workflow is not running');
   expect(explainTargetError(other, 'x')).toBe(other);
+});
+
+/**
+ * Update-with-start (the door that creates an inbox) answers with one multi-operation error; the
+ * client lifts the failing operation's status out of its binary details, which is what reaches us.
+ */
+test('update-with-start refused while the workflow task is being retried is "no worker" too', () => {
+  const { google, temporal } = proto;
+  const aborted = google.rpc.Status.create({
+    code: 10,
+    message: 'Operation was aborted.',
+    details: [
+      {
+        type_url: 'type.googleapis.com/temporal.api.failure.v1.MultiOperationExecutionAborted',
+        value: Buffer.alloc(0),
+      },
+    ],
+  });
+  const failedState = google.rpc.Status.create({
+    code: 9,
+    message: 'Unable to perform workflow execution update due to Workflow Task in failed state.',
+  });
+  const failure = temporal.api.errordetails.v1.MultiOperationExecutionFailure.encode({
+    statuses: [aborted, failedState],
+  }).finish();
+  const status = google.rpc.Status.encode({
+    code: 10,
+    message: 'MultiOperation could not be executed.',
+    details: [
+      {
+        type_url: 'type.googleapis.com/temporal.api.errordetails.v1.MultiOperationExecutionFailure',
+        value: failure,
+      },
+    ],
+  }).finish();
+  const bin = Buffer.from(status);
+  const metadata = { get: (key: string) => (key === 'grpc-status-details-bin' ? [bin] : []) };
+  const raw = Object.assign(new Error('10 ABORTED: MultiOperation could not be executed.'), {
+    code: 10,
+    details: 'MultiOperation could not be executed.',
+    metadata,
+  });
+  let lifted: unknown = raw;
+  try {
+    rethrowKnownErrorTypes(raw as never);
+  } catch (err) {
+    lifted = err;
+  }
+  const explained = explainTargetError(
+    new ServiceError('Update-With-Start failed', { cause: lifted as Error }),
+    'inbox:alice',
+  );
+  expect(explained).toBeInstanceOf(NotificationTargetError);
+  expect(explained).toMatchObject({ code: 'no_worker' });
 });
