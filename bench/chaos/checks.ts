@@ -7,6 +7,7 @@ import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type pg from 'pg';
 import { deterministicMessageId } from '../../activities/email/send';
+import { notificationIdFor } from '../../activities/notifications';
 import type { History } from '../../cli/debug/history';
 import { WRITE_RECORD_TABLE } from '../../activities/sql/write-record';
 import { notificationsQuery } from '../../shared/notifications/messages';
@@ -136,6 +137,8 @@ export interface NotificationAccount {
   duplicates: number;
   /** Items in the list nobody here sent and the workflow did not raise itself. */
   others: number;
+  /** Of the ids that may or may not have arrived (a `notify_user` call that failed for good), how many are kept. */
+  maybeKept?: number;
   /** Why the list could not be read in full, if so. */
   problem?: string;
   /** With losses: of the accepted ids neither kept nor evicted, how many ever reached its history. */
@@ -149,7 +152,9 @@ export interface NotificationAccount {
  * `raised` are ids the workflows raise themselves (an approval request), each listed as often as it
  * may be created: the eviction count covers them too, so a raised one that is gone is neither a lost
  * nor an extra copy of an accepted one. (An approval request is updated in place when decided, or
- * created again if a flood evicted it meanwhile: list its id twice.)
+ * created again if a flood evicted it meanwhile: list its id twice.) `maybe` are ids that may have
+ * arrived once or not at all (a `notify_user` call that failed for good may have reached one of its
+ * targets before it gave up): neither lost nor counted as a copy when gone.
  */
 export async function accountNotifications(
   client: Client,
@@ -157,6 +162,7 @@ export async function accountNotifications(
   accepted: string[],
   ordered: string[] = [],
   raised: string[] = [],
+  maybe: string[] = [],
 ): Promise<NotificationAccount> {
   const out: NotificationAccount = {
     target,
@@ -177,7 +183,7 @@ export async function accountNotifications(
       problem: `query failed: ${(err as Error).message.slice(0, 200)}`,
     };
   }
-  const account = accountList(out, list, accepted, ordered, raised);
+  const account = accountList(out, list, accepted, ordered, raised, maybe);
   if (account.lost > 0) {
     // Which side is wrong: a gone id that never reached the target's history was never delivered
     // there (a producer's error); one that did was dropped by the target.
@@ -222,14 +228,17 @@ export function accountList(
   accepted: string[],
   ordered: string[] = [],
   raised: string[] = [],
+  maybe: string[] = [],
 ): NotificationAccount {
   const out = { ...base };
   const kept = new Set(list.notifications.map((n) => n.id));
   const sent = new Set(accepted);
   const own = new Set(raised.filter((id) => !sent.has(id)));
+  const unsure = new Set(maybe.filter((id) => !sent.has(id) && !own.has(id)));
   out.kept = accepted.filter((id) => kept.has(id)).length;
   out.evicted = list.evicted;
-  out.others = [...kept].filter((id) => !sent.has(id) && !own.has(id)).length;
+  out.others = [...kept].filter((id) => !sent.has(id) && !own.has(id) && !unsure.has(id)).length;
+  if (unsure.size) out.maybeKept = [...unsure].filter((id) => kept.has(id)).length;
   if (list.notifications.length < list.count) {
     out.problem = `the query returned ${list.notifications.length} of ${list.count} notifications`;
   }
@@ -240,10 +249,13 @@ export function accountList(
   const goneAfterKept = firstKept < 0 ? 0 : ordered.slice(firstKept).filter((id) => !kept.has(id)).length;
   out.lost = Math.max(0, gone - (list.evicted - ownGone), goneAfterKept);
   // Every item the list ever created is kept or evicted; more than the distinct ids (own ones as
-  // often as they may be created) is a copy.
+  // often as they may be created, and the unsure ones that are gone: they may have been evicted)
+  // is a copy. (For the lost count above, unsure ones are taken to have never arrived: the lenient
+  // side there; a loss they hide would still show as a newer accepted one gone while older stayed.)
   const ownCreations = raised.filter((id) => own.has(id)).length;
+  const unsureGone = [...unsure].filter((id) => !kept.has(id)).length;
   const others = new Set([...accepted, ...kept].filter((id) => !own.has(id))).size;
-  out.duplicates = Math.max(0, kept.size + list.evicted - others - ownCreations);
+  out.duplicates = Math.max(0, kept.size + list.evicted - others - ownCreations - unsureGone);
   return out;
 }
 
@@ -253,6 +265,8 @@ export interface NotifyOutcomes {
   delivered: string[];
   /** Calls whose activity failed for good: not delivered everywhere, and the agent was told so. */
   failed: number;
+  /** The ids those calls would have stored: each may have reached some of its targets, or none. */
+  undelivered: string[];
 }
 
 /**
@@ -260,13 +274,24 @@ export interface NotifyOutcomes {
  * what a target accepted from the tool, whether the run finished or not.
  */
 export async function notifyOutcomes(client: Client, workflowId: string): Promise<NotifyOutcomes> {
-  const out: NotifyOutcomes = { delivered: [], failed: 0 };
+  const out: NotifyOutcomes = { delivered: [], failed: 0, undelivered: [] };
   for await (const run of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) {
     const history: History = await client.workflow.getHandle(workflowId, run.runId).fetchHistory();
-    const notifyCalls = new Set<string>();
+    /** Scheduled notify_user calls by event id, with the id the call stores. */
+    const notifyCalls = new Map<string, string>();
     for (const e of history.events ?? []) {
-      if (e.activityTaskScheduledEventAttributes?.activityType?.name === 'notify_user')
-        notifyCalls.add(String(e.eventId));
+      const scheduled = e.activityTaskScheduledEventAttributes;
+      if (scheduled?.activityType?.name === 'notify_user') {
+        const payload = scheduled.input?.payloads?.[0];
+        const input = payload
+          ? defaultPayloadConverter.fromPayload<{ args?: { id?: unknown }; toolCallId?: string }>(payload)
+          : {};
+        const id =
+          typeof input.args?.id === 'string'
+            ? input.args.id
+            : notificationIdFor(workflowId, String(input.toolCallId ?? ''));
+        notifyCalls.set(String(e.eventId), id);
+      }
       const done = e.activityTaskCompletedEventAttributes;
       if (done && notifyCalls.has(String(done.scheduledEventId))) {
         const payload = done.result?.payloads?.[0];
@@ -276,7 +301,10 @@ export async function notifyOutcomes(client: Client, workflowId: string): Promis
         if (result.data?.id) out.delivered.push(result.data.id);
       }
       const failed = e.activityTaskFailedEventAttributes ?? e.activityTaskTimedOutEventAttributes;
-      if (failed && notifyCalls.has(String(failed.scheduledEventId))) out.failed += 1;
+      if (failed && notifyCalls.has(String(failed.scheduledEventId))) {
+        out.failed += 1;
+        out.undelivered.push(notifyCalls.get(String(failed.scheduledEventId)) as string);
+      }
     }
   }
   return out;

@@ -283,19 +283,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
     // What each notify_user call delivered, from the runs' histories (finished or not): a call
     // whose delivery failed for good told the agent so, and was accepted by no one to account for.
     const agentIds: string[] = [];
+    const undelivered: string[] = [];
     const raised: string[] = [];
     let toolFailures = 0;
     for (const job of jobs) {
       const outcome = await notifyOutcomes(client, job.workflowId);
       toolFailures += outcome.failed;
       agentIds.push(...outcome.delivered);
+      undelivered.push(...outcome.undelivered);
       // A gated run raises its approval request itself: one item, updated in place when decided, or
       // created again then if the flood evicted it meanwhile.
       const approval = `approval:${job.workflowId}:${GATE_CALL}`;
       const own = job.gated ? [approval, approval] : [];
       raised.push(...own);
       const floodIds = accepted.get(job.workflowId) ?? [];
-      if (outcome.delivered.length || floodIds.length)
+      if (outcome.delivered.length || outcome.undelivered.length || floodIds.length)
         accounts.push(
           await accountNotifications(
             client,
@@ -303,11 +305,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
             [...outcome.delivered, ...floodIds],
             floodIds,
             own,
+            outcome.undelivered,
           ),
         );
     }
-    if (agentIds.length)
-      accounts.push(await accountNotifications(client, inboxWorkflowId(agentsInbox), agentIds, [], raised));
+    if (agentIds.length || undelivered.length)
+      accounts.push(
+        await accountNotifications(client, inboxWorkflowId(agentsInbox), agentIds, [], raised, undelivered),
+      );
     if (flooding) {
       for (const inbox of floodInboxes) {
         const ids = accepted.get(inbox) ?? [];

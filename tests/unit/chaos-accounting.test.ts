@@ -58,3 +58,28 @@ test('an own notification still in the list is neither accepted nor another prod
   ]);
   expect(account).toMatchObject({ kept: 13, lost: 0, duplicates: 0, others: 0 });
 });
+
+test('a notify_user call that failed for good may have reached the list: gone or kept, no loss, no copy', () => {
+  // n2's call gave up after reaching this target; the flood then evicted n1 and n2.
+  const evictedIt = accountList(base, list(flood, 2), ['n1', ...flood], flood, [], ['n2']);
+  expect(evictedIt).toMatchObject({ kept: 13, lost: 0, duplicates: 0, others: 0 });
+  // Without knowing of n2, its eviction reads as an extra copy of something.
+  expect(accountList(base, list(flood, 2), ['n1', ...flood], flood).duplicates).toBe(1);
+  // It never arrived: n1's eviction alone, still nothing lost.
+  expect(accountList(base, list(flood, 1), ['n1', ...flood], flood, [], ['n2'])).toMatchObject({
+    lost: 0,
+    duplicates: 0,
+  });
+  // Kept: neither another producer's item nor a copy.
+  const keptIt = accountList(base, list(['n2', ...flood], 1), ['n1', ...flood], flood, [], ['n2']);
+  expect(keptIt).toMatchObject({ others: 0, duplicates: 0, maybeKept: 1 });
+});
+
+test('an unsure id does not hide a real copy or a real loss', () => {
+  // Kept once, evicted count 2 while only n1 could have gone: one copy.
+  expect(accountList(base, list(['n2', ...flood], 2), ['n1', ...flood], flood, [], ['n2']).duplicates).toBe(
+    1,
+  );
+  // n1 and f0 gone with an eviction count of 1: one of them was lost, n2 being gone explains nothing.
+  expect(accountList(base, list(flood.slice(1), 1), ['n1', ...flood], flood, [], ['n2']).lost).toBe(1);
+});
