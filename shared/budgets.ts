@@ -49,6 +49,13 @@ export const BUDGETS = Object.freeze({
    */
   notificationStateBytes: 1024 * 1024,
   /**
+   * Ids (with a content fingerprint) of the most recently evicted notifications a run or inbox
+   * remembers, so that a producer's retry of one does not create it again; in number and in JSON
+   * bytes. Protects: the continue-as-new input (carried with the list).
+   */
+  notificationTombstones: 1000,
+  notificationTombstoneBytes: 64 * 1024,
+  /**
    * Raw `notify` signals one run (of an agent run or an inbox) takes, in bytes and in number; later
    * ones are dropped and counted until the run continues as new. A signal cannot be refused (it is
    * in history before the workflow sees it), so this bounds the work a flood can put into one

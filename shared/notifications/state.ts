@@ -30,7 +30,8 @@
  *      so the survivors' indexes are their new `no`s);
  *   2. for each returned item, replace the item at index `no`, or append it when `no` is past the
  *      end (new items come oldest first, so appends land in order).
- *   Matching by `id` instead is wrong: an evicted id that is sent again is a new item at the end.
+ *   Matching by `id` instead is wrong: an evicted id that is sent again with other content is a
+ *   new item at the end (sent again unchanged, it meets its tombstone and changes nothing).
  *   The list then has `count` items.
  * - Only the newest `maxUpdates` log entries are kept (`updatesBase` counts the dropped ones).
  *   A client older than that, one with a different `guid` (the list was cleared), or one with an
@@ -64,6 +65,14 @@ export interface NotificationState {
   readonly maxBytes?: number;
   /** How many entries `updates` keeps. */
   readonly maxUpdates: number;
+  /**
+   * The most recently evicted notifications as `[id, fingerprint of their content]`, oldest first,
+   * within `BUDGETS.notificationTombstones` / `notificationTombstoneBytes`. A producer that sends
+   * the same notification again (a retry after a timeout or a worker crash) after it was evicted
+   * meets its tombstone and changes nothing, instead of creating it a second time. Other content
+   * under an evicted id is a new item at the end. Absent means none.
+   */
+  readonly tombstones?: readonly (readonly [string, string])[];
 }
 
 /**
@@ -81,6 +90,10 @@ export const NotificationStateSchema = z
     max: z.number().int().min(1),
     maxBytes: z.number().int().min(BUDGETS.notificationBytes).max(BUDGETS.notificationStateBytes).optional(),
     maxUpdates: z.number().int().min(1).max(DEFAULT_MAX_UPDATES),
+    tombstones: z
+      .array(z.tuple([z.string(), z.string()]))
+      .max(BUDGETS.notificationTombstones)
+      .optional(),
   })
   .superRefine((s, ctx) => {
     if (s.notifications.length > s.max) {
@@ -105,6 +118,12 @@ export const NotificationStateSchema = z
     }
     if (s.notifications.some((n, i) => n.no !== i)) {
       ctx.addIssue({ code: 'custom', message: 'notification numbers must be 0..count-1 in order' });
+    }
+    if (s.tombstones && tombstoneBytes(s.tombstones) > BUDGETS.notificationTombstoneBytes) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `holds more than ${BUDGETS.notificationTombstoneBytes} bytes of tombstones`,
+      });
     }
     if (new Set(s.notifications.map((n) => n.id)).size !== s.notifications.length) {
       ctx.addIssue({ code: 'custom', message: 'notification ids must be unique' });
@@ -219,6 +238,83 @@ export function createNotificationState(options: NotificationStateOptions): Noti
   };
 }
 
+/** The content a tombstone compares: every field a producer sends (not `no`, `timestamp`, `read`). */
+type TombstoneFields = Pick<
+  Notification,
+  'type' | 'priority' | 'title' | 'message' | 'detail' | 'display_time' | 'group'
+>;
+
+/** Characters of a field a fingerprint reads whole; of a longer one it reads this many, spread out. */
+const FINGERPRINT_CHARS = 512;
+
+/**
+ * A short fingerprint (FNV-1a, 32 bits, hex) of a notification's content. Deterministic, and cheap
+ * whatever the size: each field's length and, of a field over {@link FINGERPRINT_CHARS} characters,
+ * its first and last 128 characters and 256 spread over the rest (a retry sends the same strings;
+ * what it tells apart is another version of a notification, which differs in length or text).
+ */
+function fingerprint(n: TombstoneFields): string {
+  let h = 0x811c9dc5;
+  const mix = (c: number) => {
+    h = Math.imul(h ^ c, 0x01000193);
+  };
+  for (const field of [
+    n.type,
+    String(n.priority),
+    n.title,
+    n.message,
+    n.detail,
+    String(n.display_time),
+    n.group,
+  ]) {
+    const len = field.length;
+    mix(len & 0xffff);
+    mix(len >>> 16);
+    if (len <= FINGERPRINT_CHARS) {
+      for (let i = 0; i < len; i++) mix(field.charCodeAt(i));
+    } else {
+      for (let i = 0; i < 128; i++) mix(field.charCodeAt(i));
+      for (let i = len - 128; i < len; i++) mix(field.charCodeAt(i));
+      const stride = (len - 256) / 256;
+      for (let k = 0; k < 256; k++) mix(field.charCodeAt(128 + Math.floor(k * stride)));
+    }
+  }
+  return (h >>> 0).toString(16).padStart(8, '0');
+}
+
+/** JSON bytes of one tombstone `["id","fp"],`, counted without encoding. */
+function tombstoneEntryBytes([id, fp]: readonly [string, string]): number {
+  let idBytes = 0;
+  for (let i = 0; i < id.length; i++) {
+    const c = id.charCodeAt(i);
+    idBytes += c < 0x20 || c === 0x22 || c === 0x5c ? 6 : c < 0x80 ? 1 : c < 0x800 ? 2 : 3;
+  }
+  return idBytes + fp.length + 8;
+}
+
+/** JSON bytes of a list of tombstones (an upper bound for ids with surrogate pairs). */
+function tombstoneBytes(tombstones: readonly (readonly [string, string])[]): number {
+  let bytes = 2;
+  for (const t of tombstones) bytes += tombstoneEntryBytes(t);
+  return bytes;
+}
+
+/** Tombstones after `evicted` left the list: the newest within the count and byte budgets. */
+function bury(
+  tombstones: readonly (readonly [string, string])[] | undefined,
+  evicted: readonly Notification[],
+): (readonly [string, string])[] {
+  const all = [...(tombstones ?? []), ...evicted.map((n) => [n.id, fingerprint(n)] as const)];
+  let from = Math.max(0, all.length - BUDGETS.notificationTombstones);
+  let bytes = 2;
+  for (let i = from; i < all.length; i++) bytes += tombstoneEntryBytes(all[i]!);
+  while (bytes > BUDGETS.notificationTombstoneBytes && from < all.length) {
+    bytes -= tombstoneEntryBytes(all[from]!);
+    from += 1;
+  }
+  return all.slice(from);
+}
+
 /** Bytes of a list of notifications as JSON (UTF-8): what the byte capacity limits. */
 export function notificationsBytes(notifications: readonly Notification[]): number {
   return jsonBytes(notifications);
@@ -316,6 +412,19 @@ export function add(
   };
 
   const existing = input.id === undefined ? undefined : state.notifications.find((n) => n.id === input.id);
+  const buried = existing ? undefined : state.tombstones?.filter(([id]) => id === input.id);
+  if (buried?.length) {
+    // The same notification again, after it was evicted: a producer's retry. Nothing to change.
+    const print = fingerprint({ ...fields, group: input.group });
+    if (buried.some(([, fp]) => fp === print)) {
+      return {
+        state,
+        notification: { no: -1, id: input.id as string, ...fields, read: false, group: input.group },
+        created: false,
+        kept: false,
+      };
+    }
+  }
   let notification: Notification;
   let notifications: Notification[];
   if (existing) {
@@ -343,6 +452,7 @@ export function add(
     notifications:
       overflow === 0 ? notifications : notifications.slice(overflow).map((n, i) => ({ ...n, no: i })),
     evicted: state.evicted + overflow,
+    ...(overflow === 0 ? {} : { tombstones: bury(state.tombstones, notifications.slice(0, overflow)) }),
   };
   ctx.sizes?.keepOnly(next.notifications);
   const kept = notification.no >= overflow;

@@ -26,6 +26,7 @@ import {
 } from '../../shared/notifications/state';
 import type { NotificationContext, NotificationState } from '../../shared/notifications/state';
 import { unreadCount } from '../../shared/notifications/state';
+import { BUDGETS } from '../../shared/budgets';
 
 const T0 = '2026-11-30T10:00:00.000Z';
 
@@ -566,6 +567,75 @@ describe('add', () => {
     state = result.state;
     expect(result.created).toBe(true);
     expect(messages(state)).toEqual(['c', 'new']);
+  });
+});
+
+describe('a producer sending an evicted notification again', () => {
+  const full = (ctx: NotificationContext) =>
+    addAll(createNotificationState({ guid: 'g', max: 2 }), ctx, [
+      { id: 'p', message: 'once', title: 'T', group: 'g1' },
+      'b',
+      'c',
+    ]);
+
+  it('changes nothing when the content is the same (a retry): no second copy', () => {
+    const ctx = makeCtx();
+    const state = full(ctx);
+    expect(state.tombstones?.map(([id]) => id)).toEqual(['p']);
+    const retry = add(state, valid({ id: 'p', message: 'once', title: 'T', group: 'g1' }), ctx);
+    expect(retry).toMatchObject({ created: false, kept: false, notification: { id: 'p', no: -1 } });
+    expect(retry.state).toBe(state);
+    expect(messages(retry.state)).toEqual(['b', 'c']);
+    expect(retry.state.evicted).toBe(1);
+  });
+
+  it('creates it again when anything a producer sends differs', () => {
+    for (const change of [{ message: 'twice' }, { title: 'U' }, { group: 'g2' }, { type: 'error' }]) {
+      const ctx = makeCtx();
+      const again = add(
+        full(ctx),
+        valid({ id: 'p', message: 'once', title: 'T', group: 'g1', ...change }),
+        ctx,
+      );
+      expect(again.created).toBe(true);
+      expect(again.state.notifications.map((n) => n.id)).toEqual(['id-2', 'p']);
+      expect(again.state.evicted).toBe(2);
+    }
+  });
+
+  it('tells a long field of the same length but other text apart', () => {
+    const ctx = makeCtx();
+    let state = createNotificationState({ guid: 'g', max: 1 });
+    state = add(state, valid({ id: 'd', message: 'm', detail: 'a'.repeat(5000) }), ctx).state;
+    state = add(state, valid({ message: 'next' }), ctx).state;
+    expect(add(state, valid({ id: 'd', message: 'm', detail: 'a'.repeat(5000) }), ctx).created).toBe(false);
+    expect(add(state, valid({ id: 'd', message: 'm', detail: 'b'.repeat(5000) }), ctx).created).toBe(true);
+    expect(add(state, valid({ id: 'd', message: 'm', detail: 'a'.repeat(4999) }), ctx).created).toBe(true);
+  });
+
+  it('keeps the newest tombstones within their count and byte budgets, carried as valid state', () => {
+    const ctx = makeCtx();
+    const total = BUDGETS.notificationTombstones + 50;
+    let state = createNotificationState({ guid: 'g', max: 1 });
+    for (let i = 0; i < total; i++) state = add(state, valid({ id: `t${i}`, message: `m${i}` }), ctx).state;
+    const tombstones = state.tombstones ?? [];
+    expect(tombstones).toHaveLength(BUDGETS.notificationTombstones);
+    expect(tombstones.at(-1)?.[0]).toBe(`t${total - 2}`);
+    expect(NotificationStateSchema.safeParse(JSON.parse(JSON.stringify(state))).success).toBe(true);
+    // Long ids: the byte budget binds before the count.
+    let wide = createNotificationState({ guid: 'g', max: 1 });
+    const longId = (i: number) => `${'通'.repeat(80)}-${i}`;
+    for (let i = 0; i < 400; i++) wide = add(wide, valid({ id: longId(i), message: 'x' }), ctx).state;
+    const kept = wide.tombstones ?? [];
+    expect(kept.length).toBeLessThan(399);
+    expect(kept.at(-1)?.[0]).toBe(longId(398));
+    expect(Buffer.byteLength(JSON.stringify(kept))).toBeLessThanOrEqual(BUDGETS.notificationTombstoneBytes);
+    expect(Buffer.byteLength(JSON.stringify(kept))).toBeGreaterThan(BUDGETS.notificationTombstoneBytes - 400);
+  });
+
+  it('forgets them on clear', () => {
+    const ctx = makeCtx();
+    expect(clear(full(ctx), { newId: () => 'g2' }).tombstones).toBeUndefined();
   });
 });
 
