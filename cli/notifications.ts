@@ -279,7 +279,9 @@ export function registerNotificationCommands(program: Command, target: () => Tem
       console.log(
         o.json
           ? JSON.stringify(sent)
-          : `Sent notification ${sent.id} to ${sent.target} (no ${sent.no}, ${sent.count} in the list)`,
+          : sent.no >= 0
+            ? `Sent notification ${sent.id} to ${sent.target} (no ${sent.no}, ${sent.count} in the list)`
+            : `Sent notification ${sent.id} to ${sent.target}: it is not in the list (delivered before and evicted since, unchanged; ${sent.count} in the list, ${sent.evicted} evicted)`,
       );
     });
 
