@@ -1,0 +1,275 @@
+/**
+ * The web UI in a real browser (Debian's chromium driven by playwright-core) against a real dev
+ * server, a worker process and the API server: notifications from an agent run arrive as toasts
+ * and in the list, progress updates stay one item, mark-all-read agrees with the inbox's
+ * `unreadCount` query, sanitised detail HTML runs nothing, an approval answered on the run page
+ * lets the run finish, the inbox recovers after the API restarts, and the login page sets an
+ * HttpOnly cookie. First paint is measured and printed.
+ *
+ * Screenshots go to docs/screenshots/ when one is missing or WEB_UI_SCREENSHOTS=1, so an ordinary
+ * run leaves the checkout as it was.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { chromium } from 'playwright-core';
+import { PROJECT_ROOT } from '../../cli/binaries';
+import { startApiServer } from '../../cli/api/server';
+import type { RunningApiServer } from '../../cli/api/server';
+import { startAgentRun } from '../../cli/start-run';
+import type { AgentInput } from '../../shared/agent';
+import { inboxWorkflowId, unreadCountQuery } from '../../shared/notifications/messages';
+import type { DevServerFixture } from '../support/dev-server';
+import { startDevServerFixture } from '../support/dev-server';
+import type { WorkerProcess } from '../support/processes';
+import { startWorkerProcess } from '../support/processes';
+import { answerTurn, callTurn } from '../support/scripts';
+import { uid } from '../support/temporal';
+
+const SCREENSHOTS = path.join(PROJECT_ROOT, 'docs', 'screenshots');
+const TOKEN = 'web-ui-test-token-0123456789';
+
+let fx: DevServerFixture;
+let worker: WorkerProcess;
+let taskQueue: string;
+let api: RunningApiServer;
+let browser: Browser;
+
+/** Debian's chromium, installed by scripts/chromium.sh when missing (as the mail tests get postfix). */
+function chromiumPath(): string {
+  const r = spawnSync('bash', [path.join(PROJECT_ROOT, 'scripts', 'chromium.sh')], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`scripts/chromium.sh failed: ${r.stderr.trim()}`);
+  return r.stdout.trim();
+}
+
+beforeAll(async () => {
+  const executablePath = chromiumPath();
+  [fx, browser] = await Promise.all([
+    startDevServerFixture(),
+    chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--headless=new'] }),
+  ]);
+  taskQueue = uid('webui');
+  worker = await startWorkerProcess({ TEMPORAL_ADDRESS: fx.address, DURABLE_AGENT_TASK_QUEUE: taskQueue });
+  api = await startApiServer({ client: fx.client, taskQueue, host: '127.0.0.1', port: 0 });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await api?.close();
+  worker?.child.kill('SIGTERM');
+  await worker?.exited;
+  await fx?.stop();
+});
+
+async function post(p: string, body: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(`${api.url}${p}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const data = (await res.json()) as Record<string, unknown>;
+  if (res.status >= 300) throw new Error(`POST ${p}: ${res.status} ${JSON.stringify(data)}`);
+  return data;
+}
+
+/** Saves a screenshot when it is missing or WEB_UI_SCREENSHOTS=1. */
+async function screenshot(page: Page, name: string): Promise<void> {
+  const file = path.join(SCREENSHOTS, `${name}.png`);
+  if (fs.existsSync(file) && process.env.WEB_UI_SCREENSHOTS !== '1') return;
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: file, fullPage: true });
+}
+
+async function newPage(): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  page.on('pageerror', (err) => console.error(`page error: ${err.message}`));
+  return page;
+}
+
+test('inbox: toasts and list, progress in place, sanitised detail, mark all read, API restart', async () => {
+  const user = uid('ana');
+  const target = inboxWorkflowId(user);
+  const page = await newPage();
+  await page.goto(`${api.url}/inbox/${user}`);
+  const paint = await page.evaluate(
+    () => performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1,
+  );
+  console.log(`web UI inbox: first contentful paint ${paint.toFixed(0)} ms`);
+  expect(paint).toBeGreaterThan(0);
+  expect(paint).toBeLessThan(1000);
+  // The inbox does not exist until its first notification.
+  await page.getByText('No notifications yet').waitFor();
+
+  // A notification sent by an agent run's notify_user tool.
+  const input: AgentInput = {
+    task: 'tell the user the report is ready',
+    tools: ['notify_user'],
+    notify: { user },
+    model: {
+      provider: 'scripted',
+      turns: [
+        callTurn([
+          'notify_user',
+          { type: 'success', title: 'Weekly report', message: 'The report is ready', display_time: 30 },
+        ]),
+        answerTurn('Done.'),
+      ],
+    },
+  };
+  await (await startAgentRun(fx.client, input, { workflowId: uid('notify-run'), taskQueue })).result();
+  const toast = page.locator('.toast', { hasText: 'The report is ready' });
+  await toast.waitFor();
+  expect(await toast.getAttribute('role')).toBe('alert'); // the tool's default priority is HIGH
+  await page.locator('#notifications li', { hasText: 'The report is ready' }).waitFor();
+  await toast.getByRole('button', { name: /Dismiss/ }).click();
+  await toast.waitFor({ state: 'detached' });
+
+  // A progress notification updated three times is one item with the last text.
+  const progressId = 'build-progress';
+  for (const step of [1, 2, 3]) {
+    await post('/api/notifications', {
+      target,
+      id: progressId,
+      type: 'progress',
+      title: 'Build',
+      message: `step ${step} of 3`,
+    });
+  }
+  const progress = page.locator(`#notifications li[data-id="${progressId}"]`);
+  await progress.locator('.message', { hasText: 'step 3 of 3' }).waitFor();
+  expect(await progress.count()).toBe(1);
+  expect(await page.locator('#notifications li', { hasText: /step [12] of 3/ }).count()).toBe(0);
+
+  // A detail with a script and an event handler is shown, and nothing in it runs.
+  await post('/api/notifications', {
+    target,
+    type: 'warning',
+    title: 'Disk almost full',
+    message: '91% used on /data',
+    detail:
+      '<p>Largest folders: <b>logs</b></p><img src="x" onerror="window.__xss = 1"><script>window.__xss = 2</script>' +
+      '<a href="javascript:window.__xss=3">bad link</a>',
+  });
+  await post('/api/notifications', { target, type: 'error', message: 'Backup failed: disk full' });
+  await post('/api/notifications', { target, type: 'info', message: 'Nightly sync started' });
+  const warning = page.locator('#notifications li', { hasText: 'Disk almost full' });
+  await warning.locator('summary').click();
+  await warning.locator('.detail b', { hasText: 'logs' }).waitFor();
+  await page.locator('#notifications li', { hasText: 'Nightly sync started' }).waitFor();
+  await page.waitForTimeout(300); // an image error handler would have fired by now
+  expect(await page.evaluate(() => (globalThis as { __xss?: number }).__xss)).toBeUndefined();
+  expect(await warning.locator('.detail script, .detail [onerror]').count()).toBe(0);
+  expect(await warning.locator('.detail a').getAttribute('href')).toBeNull();
+  expect(await page.locator('#notifications li').count()).toBe(5);
+  await screenshot(page, 'inbox');
+
+  // Filters: by type and unread.
+  await page.selectOption('#filter-type', 'error');
+  expect(await page.locator('#notifications li').count()).toBe(1);
+  await page.selectOption('#filter-type', '');
+
+  // Mark all read: the badge goes to 0 and the inbox agrees.
+  expect(Number(await page.locator('#unread-count').textContent())).toBe(5);
+  await page.getByRole('button', { name: 'Mark all read' }).click();
+  await page.locator('#unread-count', { hasText: /^0$/ }).waitFor();
+  expect(await fx.client.workflow.getHandle(target).query(unreadCountQuery)).toBe(0);
+  await page.check('#filter-unread');
+  expect(await page.locator('#notifications li').count()).toBe(0);
+  await page.uncheck('#filter-unread');
+
+  // The API restarts on the same port; the page reconnects and catches up on what it missed.
+  const port = api.port;
+  await api.close();
+  await page.locator('.stream-state', { hasText: 'Reconnecting' }).waitFor();
+  api = await startApiServer({ client: fx.client, taskQueue, host: '127.0.0.1', port });
+  await post('/api/notifications', { target, type: 'success', message: 'Back after the restart' });
+  await page.locator('#notifications li', { hasText: 'Back after the restart' }).waitFor({ timeout: 15_000 });
+  await page.locator('.toast', { hasText: 'Back after the restart' }).waitFor();
+  expect(await page.locator('#unread-count').textContent()).toBe('1');
+  await page.close();
+}, 120_000);
+
+test('run page: an approval edited and approved in the browser lets the run finish; runs list', async () => {
+  const id = uid('approve-run');
+  const input: AgentInput = {
+    task: 'compute the answer',
+    tools: ['calculator'],
+    policy: { requireApproval: ['calculator'] },
+    model: {
+      provider: 'scripted',
+      turns: [
+        callTurn(['calculator', { expression: '6*6' }, 'calc-1']),
+        answerTurn('The result: {{last_tool_results}}'),
+      ],
+    },
+  };
+  const handle = await startAgentRun(fx.client, input, { workflowId: id, taskQueue });
+  const page = await newPage();
+  await page.goto(`${api.url}/runs/${encodeURIComponent(id)}`);
+  const card = page.locator('.approval[data-tool-call="calc-1"]');
+  await card.waitFor();
+  await page.locator('#events li.kind-approval_requested').waitFor();
+  await screenshot(page, 'run-approval');
+  await card.getByRole('button', { name: 'Edit' }).click();
+  await card.getByLabel('Arguments (JSON)').fill('{ "expression": "6*7" }');
+  await card.getByRole('button', { name: 'Approve with these arguments' }).click();
+  const result = (await handle.result()) as { answer: string };
+  expect(result.answer).toContain('42');
+  await page.locator('#answer', { hasText: '42' }).waitFor();
+  await page.locator('#run-state .status-completed').waitFor();
+  await page.locator('#events li.kind-approval_decided').waitFor();
+  await page.locator('#transcript li.role-tool', { hasText: '42' }).waitFor();
+  await screenshot(page, 'run');
+
+  await page.goto(`${api.url}/runs`);
+  await page.locator(`tr[data-run="${id}"]`).waitFor();
+  await screenshot(page, 'runs');
+  await page.selectOption('#filter-status', 'running');
+  await page.locator(`tr[data-run="${id}"]`).waitFor({ state: 'detached' });
+  await page.selectOption('#filter-status', 'completed');
+  const row = page.locator(`tr[data-run="${id}"]`);
+  await row.waitFor();
+  expect(await row.textContent()).toContain('scripted');
+  await page.close();
+}, 90_000);
+
+test('with a token: pages need a login, the cookie is HttpOnly, cross-site requests are refused', async () => {
+  const secured = await startApiServer({
+    client: fx.client,
+    taskQueue,
+    host: '127.0.0.1',
+    port: 0,
+    token: TOKEN,
+  });
+  try {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${secured.url}/runs`);
+    expect(new URL(page.url()).pathname).toBe('/login');
+    await page.getByLabel('API token').fill('wrong-token-wrong-token');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByText('Wrong token.').waitFor();
+    await page.getByLabel('API token').fill(TOKEN);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL(`${secured.url}/runs`);
+    await page.locator('table.runs tbody tr').first().waitFor();
+    expect(page.url()).not.toContain(TOKEN);
+    const [cookie] = await context.cookies();
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    expect(cookie?.value).not.toContain(TOKEN);
+    await context.close();
+
+    // The API's checks apply to pages: no cookie, and a cross-site request even with the header.
+    expect((await fetch(`${secured.url}/api/runs`)).status).toBe(401);
+    const crossSite = await fetch(`${secured.url}/runs`, {
+      headers: { authorization: `Bearer ${TOKEN}`, 'sec-fetch-site': 'cross-site' },
+    });
+    expect(crossSite.status).toBe(403);
+    const own = await fetch(`${secured.url}/runs`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(own.status).toBe(200);
+    expect(own.headers.get('content-security-policy')).toContain("script-src 'self'");
+  } finally {
+    await secured.close();
+  }
+}, 60_000);
