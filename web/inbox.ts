@@ -43,7 +43,7 @@ export function startInbox(user: string | undefined): void {
     h('option', { value: '' }, 'All types'),
     ...NOTIFICATION_TYPES.map((t) => h('option', { value: t }, t)),
   );
-  const groupSelect = h('select', { id: 'filter-group' }, h('option', { value: '' }, 'All runs and groups'));
+  const groupSelect = h('select', { id: 'filter-group' }, h('option', { value: '' }, 'All groups'));
   const listEl = h('ol', {
     id: 'notifications',
     class: 'notifications',
@@ -73,7 +73,7 @@ export function startInbox(user: string | undefined): void {
       h('legend', {}, 'Filter'),
       h('label', { for: 'filter-unread' }, unreadBox, ' Unread only'),
       h('label', { for: 'filter-type' }, 'Type ', typeSelect),
-      h('label', { for: 'filter-group' }, 'Run / group ', groupSelect),
+      h('label', { for: 'filter-group' }, 'Group ', groupSelect),
     ),
     problem,
     listEl,
@@ -155,7 +155,7 @@ export function startInbox(user: string | undefined): void {
     const known = [...groupSelect.options].slice(1).map((o) => o.value);
     if (groups.join('\n') !== known.join('\n')) {
       groupSelect.replaceChildren(
-        h('option', { value: '' }, 'All runs and groups'),
+        h('option', { value: '' }, 'All groups'),
         ...groups.map((g) => h('option', { value: g, selected: g === filters.group }, g)),
       );
     }

@@ -211,7 +211,9 @@ function targetErrorResponse(c: Context, err: NotificationTargetError) {
  * - `GET /api/notifications/stream?target=…[&since=N&guid=G]` → SSE: `snapshot` (or, with `since`, a
  *   `resume` event holding what changed after update N), then `changes` / `reset` events
  * - `GET /api/runs/:id/answer` → a run's answer with its citations resolved (see `runs.ts`)
+ * - `GET /api/runs`, `GET /api/runs/:id[/events|/transcript]` → runs from visibility, a run's state (see `runs.ts`)
  * - `GET /api/approvals`, `POST /api/approvals/:run/:id` → what waits for approval, decisions (see `approvals.ts`)
+ * - `GET /`, `/inbox/:user`, `/runs`, `/runs/:id`, `/assets/*`, `/login` → the web UI (see `../web/pages.ts`)
  *
  * Errors (each with `code` where it is about the target): 400 with field-level issues, 401 without
  * a valid token (when one is configured), 404 for an unknown target, 413 for a body over 512 KiB,

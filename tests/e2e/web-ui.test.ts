@@ -56,6 +56,13 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser?.close();
+  // Streams end at their next poll once their browser is gone; waiting for that (while the worker
+  // still answers) keeps a query from being retried on a connection that is closing.
+  for (let i = 0; i < 50 && api; i++) {
+    const health = (await (await fetch(`${api.url}/healthz`)).json()) as { openStreams: number };
+    if (health.openStreams === 0) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
   await api?.close();
   worker?.child.kill('SIGTERM');
   await worker?.exited;
