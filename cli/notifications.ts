@@ -340,7 +340,7 @@ export function registerNotificationCommands(program: Command, target: () => Tem
       });
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
       const web = require('./web/assets') as typeof WebAssets;
-      // Built now rather than on the first page view, so the first page paints at once.
+      // Built by startApiServer already; this prints what a page weighs.
       console.log(web.describeWeight(await web.webAssets()));
       console.log(
         `durable-agent API listening on ${server.url} (${config.token ? 'bearer token required' : 'no token: loopback only'}); web UI at ${server.url}/`,

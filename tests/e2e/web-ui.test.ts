@@ -194,6 +194,21 @@ test('inbox: toasts and list, progress in place, sanitised detail, mark all read
   await page.locator('#notifications li', { hasText: 'Back after the restart' }).waitFor({ timeout: 15_000 });
   await page.locator('.toast', { hasText: 'Back after the restart' }).waitFor();
   expect(await page.locator('#unread-count').textContent()).toBe('1');
+
+  // A clear replaces the list (new guid); what comes after it shows as usual.
+  await fx.client.workflow.getHandle(target).signal('clearNotifications');
+  await page.locator('#notifications li').first().waitFor({ state: 'detached' });
+  await post('/api/notifications', { target, message: 'After the clear' });
+  await page.locator('#notifications li', { hasText: 'After the clear' }).waitFor();
+  expect(await page.locator('#notifications li').count()).toBe(1);
+
+  // Keyboard: the skip link comes first, then the navigation; nothing scrolls sideways on a phone.
+  await page.reload();
+  await page.locator('#notifications li').first().waitFor();
+  await page.keyboard.press('Tab');
+  expect(await page.evaluate('document.activeElement?.textContent')).toBe('Skip to content');
+  await page.setViewportSize({ width: 375, height: 700 });
+  expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
   await page.close();
 }, 120_000);
 
@@ -238,6 +253,8 @@ test('run page: an approval edited and approved in the browser lets the run fini
   const row = page.locator(`tr[data-run="${id}"]`);
   await row.waitFor();
   expect(await row.textContent()).toContain('scripted');
+  await page.setViewportSize({ width: 375, height: 700 });
+  expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
   await page.close();
 }, 90_000);
 
