@@ -11,6 +11,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
@@ -25,7 +27,7 @@ import { startDevServerFixture } from '../support/dev-server';
 import type { WorkerProcess } from '../support/processes';
 import { startWorkerProcess } from '../support/processes';
 import { answerTurn, callTurn } from '../support/scripts';
-import { uid } from '../support/temporal';
+import { tempDir, uid } from '../support/temporal';
 
 const SCREENSHOTS = path.join(PROJECT_ROOT, 'docs', 'screenshots');
 const TOKEN = 'web-ui-test-token-0123456789';
@@ -35,6 +37,8 @@ let worker: WorkerProcess;
 let taskQueue: string;
 let api: RunningApiServer;
 let browser: Browser;
+/** A stand-in SearXNG instance on 127.0.0.1 answering every search with the recorded fixture. */
+let searxng: http.Server;
 
 /** Debian's chromium, installed by scripts/chromium.sh when missing (as the mail tests get postfix). */
 function chromiumPath(): string {
@@ -50,7 +54,24 @@ beforeAll(async () => {
     chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--headless=new'] }),
   ]);
   taskQueue = uid('webui');
-  worker = await startWorkerProcess({ TEMPORAL_ADDRESS: fx.address, DURABLE_AGENT_TASK_QUEUE: taskQueue });
+  const results = fs.readFileSync(
+    path.join(PROJECT_ROOT, 'tests', 'fixtures', 'search', 'searxng-search.json'),
+  );
+  searxng = http.createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end(results),
+  );
+  await new Promise<void>((resolve) => searxng.listen(0, '127.0.0.1', resolve));
+  const config = path.join(tempDir('webui'), 'config.json');
+  const searxngUrl = `http://127.0.0.1:${(searxng.address() as AddressInfo).port}`;
+  fs.writeFileSync(
+    config,
+    JSON.stringify({ search: { web: { providers: { searxng: { url: searxngUrl } } } } }),
+  );
+  worker = await startWorkerProcess({
+    TEMPORAL_ADDRESS: fx.address,
+    DURABLE_AGENT_TASK_QUEUE: taskQueue,
+    DURABLE_AGENT_CONFIG: config,
+  });
   api = await startApiServer({ client: fx.client, taskQueue, host: '127.0.0.1', port: 0 });
 }, 180_000);
 
@@ -67,6 +88,7 @@ afterAll(async () => {
   worker?.child.kill('SIGTERM');
   await worker?.exited;
   await fx?.stop();
+  await new Promise((r) => searxng?.close(r));
 });
 
 async function post(p: string, body: unknown): Promise<Record<string, unknown>> {
@@ -257,6 +279,30 @@ test('run page: an approval edited and approved in the browser lets the run fini
   expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
   await page.close();
 }, 90_000);
+
+test('run page: the answer’s web sources are links', async () => {
+  const id = uid('cite-run');
+  const input: AgentInput = {
+    task: 'what is a workflow?',
+    tools: ['web_search'],
+    model: {
+      provider: 'scripted',
+      turns: [
+        callTurn(['web_search', { query: 'durable execution', max_results: 1 }, 'w1']),
+        answerTurn('A workflow defines the overall flow of the application [[s1]].'),
+      ],
+    },
+  };
+  await (await startAgentRun(fx.client, input, { workflowId: id, taskQueue })).result();
+  const page = await newPage();
+  await page.goto(`${api.url}/runs/${encodeURIComponent(id)}`);
+  await page.locator('#answer', { hasText: 'the overall flow of the application [1]' }).waitFor();
+  const link = page.locator('#answer .citations a');
+  expect(await link.getAttribute('href')).toBe('https://docs.temporal.io/workflows');
+  expect(await link.textContent()).toBe('Temporal Workflow | Temporal Platform Documentation');
+  expect(await link.getAttribute('rel')).toBe('noopener noreferrer');
+  await page.close();
+}, 60_000);
 
 test('with a token: pages need a login, the cookie is HttpOnly, cross-site requests are refused', async () => {
   const secured = await startApiServer({
