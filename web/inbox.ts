@@ -88,6 +88,8 @@ export function startInbox(user: string | undefined): void {
       await api('POST', '/api/notifications/read', { target, ...input });
       for (const n of mirror.list) if ('all' in input || input.ids.includes(n.id)) n.read = true;
       render();
+      // The item's button is gone: keep the keyboard where it was, on the item.
+      if ('ids' in input) items.get(input.ids[0] ?? '')?.el.focus();
     } catch (err) {
       problem.textContent = `Could not mark read: ${(err as Error).message}`;
       problem.hidden = false;
@@ -98,7 +100,11 @@ export function startInbox(user: string | undefined): void {
     const high = n.priority >= HIGH_PRIORITY;
     return h(
       'li',
-      { class: `item type-${n.type}${n.read ? ' read' : ' unread'}${high ? ' high' : ''}`, 'data-id': n.id },
+      {
+        class: `item type-${n.type}${n.read ? ' read' : ' unread'}${high ? ' high' : ''}`,
+        'data-id': n.id,
+        tabindex: -1,
+      },
       h('span', { class: 'icon', 'aria-hidden': 'true' }, TYPE_ICONS[n.type] ?? '•'),
       h(
         'div',

@@ -75,11 +75,18 @@ export function showToast(n: Notification): void {
     dismiss(first.dataset.toastId ?? '');
     if (first.isConnected) first.remove();
   }
-  if (!high) {
-    const seconds = n.display_time > 0 ? n.display_time : 3;
+  if (high) return;
+  const seconds = n.display_time > 0 ? n.display_time : 3;
+  const start = () =>
     timers.set(
       n.id,
       window.setTimeout(() => dismiss(n.id), seconds * 1000),
     );
-  }
+  // A toast being read (pointer over it) or reached by keyboard stays until it is left.
+  const hold = () => window.clearTimeout(timers.get(n.id));
+  toast.addEventListener('mouseenter', hold);
+  toast.addEventListener('focusin', hold);
+  toast.addEventListener('mouseleave', start);
+  toast.addEventListener('focusout', start);
+  start();
 }

@@ -200,6 +200,12 @@ test('inbox: toasts and list, progress in place, sanitised detail, mark all read
 
   // Mark all read: the badge goes to 0 and the inbox agrees.
   expect(Number(await page.locator('#unread-count').textContent())).toBe(5);
+  const error = page.locator('#notifications li', { hasText: 'Backup failed' });
+  await error.getByRole('button', { name: 'Mark read: Backup failed: disk full' }).click();
+  await page.locator('#unread-count', { hasText: /^4$/ }).waitFor();
+  expect((await error.getAttribute('class'))?.split(' ')).toContain('read');
+  const focused = await page.evaluate<string>("document.activeElement?.getAttribute('data-id') ?? ''");
+  expect(focused).toBe(await error.getAttribute('data-id'));
   await page.getByRole('button', { name: 'Mark all read' }).click();
   await page.locator('#unread-count', { hasText: /^0$/ }).waitFor();
   expect(await fx.client.workflow.getHandle(target).query(unreadCountQuery)).toBe(0);
