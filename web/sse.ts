@@ -88,6 +88,8 @@ export function follow(opts: FollowOptions): void {
       if (err instanceof ApiError && err.status === 404 && opts.onMissing) {
         opts.onMissing(err.message);
         opts.onState('waiting', err.message);
+        // Not an outage: look again every 2 s, without backing off further.
+        attempt = 2;
       } else {
         opts.onState('reconnecting', (err as Error).message);
       }

@@ -230,6 +230,13 @@ test('inbox: toasts and list, progress in place, sanitised detail, mark all read
   await page.locator('#notifications li', { hasText: 'After the clear' }).waitFor();
   expect(await page.locator('#notifications li').count()).toBe(1);
 
+  // Toasts last their display time, except HIGH priority ones, which stay until dismissed.
+  await post('/api/notifications', { target, message: 'Stays', priority: 20, display_time: 1 });
+  await post('/api/notifications', { target, message: 'Goes', display_time: 1 });
+  await page.locator('.toast', { hasText: 'Goes' }).waitFor();
+  await page.locator('.toast', { hasText: 'Goes' }).waitFor({ state: 'detached', timeout: 5000 });
+  expect(await page.locator('.toast', { hasText: 'Stays' }).count()).toBe(1);
+
   // Keyboard: the skip link comes first, then the navigation; nothing scrolls sideways on a phone.
   await page.reload();
   await page.locator('#notifications li').first().waitFor();
@@ -307,6 +314,12 @@ test('run page: the answer’s web sources are links', async () => {
   expect(await link.getAttribute('href')).toBe('https://docs.temporal.io/workflows');
   expect(await link.textContent()).toBe('Temporal Workflow | Temporal Platform Documentation');
   expect(await link.getAttribute('rel')).toBe('noopener noreferrer');
+  // Light or dark, as the system says.
+  const background = () => page.evaluate<string>('getComputedStyle(document.body).backgroundColor');
+  await page.emulateMedia({ colorScheme: 'light' });
+  expect(await background()).toBe('rgb(247, 247, 248)');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  expect(await background()).toBe('rgb(21, 23, 27)');
   await page.close();
 }, 60_000);
 
