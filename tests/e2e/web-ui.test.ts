@@ -247,6 +247,37 @@ test('inbox: toasts and list, progress in place, sanitised detail, mark all read
   await page.close();
 }, 120_000);
 
+test('inbox: the page follows an inbox across continue-as-new', async () => {
+  const user = uid('can');
+  const target = inboxWorkflowId(user);
+  // Started directly so the inbox continues as new after every 3 changes.
+  const handle = await fx.client.workflow.start('inboxWorkflow', {
+    workflowId: target,
+    taskQueue,
+    args: [{ continueAsNewAfter: 3 }],
+  });
+  await post('/api/notifications', { target, message: 'm0' });
+  const firstRun = (await handle.describe()).runId;
+  const page = await newPage();
+  await page.goto(`${api.url}/inbox/${user}`);
+  await page.locator('#notifications li', { hasText: 'm0' }).waitFor();
+  for (let i = 1; i < 8; i++) await post('/api/notifications', { target, message: `m${i}` });
+  await page.locator('#notifications li', { hasText: 'm7' }).waitFor();
+  expect((await fx.client.workflow.getHandle(target).describe()).runId).not.toBe(firstRun);
+  expect(await page.locator('#notifications li .message').allTextContents()).toEqual([
+    'm7',
+    'm6',
+    'm5',
+    'm4',
+    'm3',
+    'm2',
+    'm1',
+    'm0',
+  ]);
+  expect(await page.locator('#unread-count').textContent()).toBe('8');
+  await page.close();
+}, 60_000);
+
 test('run page: an approval edited and approved in the browser lets the run finish; runs list', async () => {
   const id = uid('approve-run');
   const input: AgentInput = {
