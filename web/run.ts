@@ -3,6 +3,7 @@
  * pending approvals with approve / edit / reject, the transcript with tool calls and results, and
  * the final answer with its citations as links.
  */
+import { approvalCard } from './approval-card';
 import { append, appRoot, h, json, timeEl } from './dom';
 import { ApiError, api } from './http';
 import type { AgentEvent, PendingApproval, RunAnswer, RunDetail, TranscriptPage } from './types';
@@ -94,97 +95,15 @@ export function startRun(runId: string): void {
     stateEl.replaceChildren(...rows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
   }
 
-  function approvalCard(a: PendingApproval): HTMLElement {
-    const base = `approval-${a.toolCallId.replace(/[^\w-]/g, '_')}`;
-    const errorEl = h('p', { class: 'error', role: 'alert', hidden: true });
-    const argsArea = h('textarea', { id: `${base}-args`, rows: 6, spellcheck: false });
-    argsArea.value = json(a.args);
-    const reasonInput = h('input', { id: `${base}-reason`, type: 'text', maxlength: 2000 });
-    const editBox = h(
-      'div',
-      { class: 'edit', hidden: true },
-      h('label', { for: argsArea.id }, 'Arguments (JSON)'),
-      argsArea,
-    );
-    const rejectBox = h(
-      'div',
-      { class: 'reject', hidden: true },
-      h('label', { for: reasonInput.id }, 'Reason (shown to the model)'),
-      reasonInput,
-    );
-    const decide = async (body: { approve: boolean; reason?: string; args?: unknown }) => {
-      errorEl.hidden = true;
-      try {
-        await api(
-          'POST',
-          `/api/approvals/${encodeURIComponent(runId)}/${encodeURIComponent(a.toolCallId)}`,
-          body,
-        );
-        card.classList.add('decided');
-        card.querySelectorAll('button').forEach((b) => (b.disabled = true));
-        void poll();
-      } catch (err) {
-        errorEl.textContent =
-          err instanceof ApiError ? err.message : `Could not send: ${(err as Error).message}`;
-        errorEl.hidden = false;
-      }
-    };
-    const approveBtn = h('button', { type: 'button', class: 'approve' }, 'Approve');
-    const editBtn = h('button', { type: 'button', class: 'edit-toggle', 'aria-expanded': 'false' }, 'Edit');
-    const rejectBtn = h('button', { type: 'button', class: 'reject-btn' }, 'Reject');
-    approveBtn.addEventListener('click', () => {
-      if (editBox.hidden) return void decide({ approve: true });
-      let args: unknown;
-      try {
-        args = JSON.parse(argsArea.value);
-      } catch (err) {
-        errorEl.textContent = `The arguments are not JSON: ${(err as Error).message}`;
-        errorEl.hidden = false;
-        return argsArea.focus();
-      }
-      void decide({ approve: true, args });
-    });
-    editBtn.addEventListener('click', () => {
-      editBox.hidden = !editBox.hidden;
-      editBtn.setAttribute('aria-expanded', String(!editBox.hidden));
-      approveBtn.textContent = editBox.hidden ? 'Approve' : 'Approve with these arguments';
-      if (!editBox.hidden) argsArea.focus();
-    });
-    rejectBtn.addEventListener('click', () => {
-      if (rejectBox.hidden) {
-        rejectBox.hidden = false;
-        rejectBtn.textContent = 'Send rejection';
-        return reasonInput.focus();
-      }
-      if (!reasonInput.value.trim()) {
-        errorEl.textContent = 'A rejection needs a reason (shown to the model).';
-        errorEl.hidden = false;
-        return reasonInput.focus();
-      }
-      void decide({ approve: false, reason: reasonInput.value.trim() });
-    });
-    const card = h(
-      'article',
-      { class: 'approval', 'data-tool-call': a.toolCallId, 'aria-labelledby': `${base}-h` },
-      h('h3', { id: `${base}-h` }, `${a.tool} `, h('code', {}, a.toolCallId)),
-      h('p', {}, a.summary),
-      h('p', { class: 'muted' }, `${a.reason} · until `, timeEl(a.deadline)),
-      h('pre', { class: 'args' }, json(a.args)),
-      editBox,
-      rejectBox,
-      h('div', { class: 'actions' }, approveBtn, editBtn, rejectBtn),
-      errorEl,
-    );
-    return card;
-  }
-
   function renderApprovals(list: PendingApproval[]): void {
     const keys = list.map((a) => a.toolCallId).join('\n');
     // Cards keep what someone is typing: they are only rebuilt when the set of calls changes.
     if (keys === approvalKeys) return;
     approvalKeys = keys;
     approvalsEl.replaceChildren(
-      ...(list.length ? list.map(approvalCard) : [h('p', { class: 'muted' }, 'Nothing waits for approval.')]),
+      ...(list.length
+        ? list.map((a) => approvalCard(runId, a, () => void poll()))
+        : [h('p', { class: 'muted' }, 'Nothing waits for approval.')]),
     );
   }
 

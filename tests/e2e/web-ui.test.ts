@@ -324,6 +324,32 @@ test('run page: an approval edited and approved in the browser lets the run fini
   await page.close();
 }, 90_000);
 
+test('run page: a rejection needs a reason, and the model reads it', async () => {
+  const id = uid('reject-run');
+  const input: AgentInput = {
+    task: 'compute something',
+    tools: ['calculator'],
+    policy: { requireApproval: ['calculator'] },
+    model: {
+      provider: 'scripted',
+      turns: [callTurn(['calculator', { expression: '1/3' }, 'calc-r']), answerTurn('{{last_tool_results}}')],
+    },
+  };
+  const handle = await startAgentRun(fx.client, input, { workflowId: id, taskQueue });
+  const page = await newPage();
+  await page.goto(`${api.url}/runs/${encodeURIComponent(id)}`);
+  const card = page.locator('.approval[data-tool-call="calc-r"]');
+  await card.getByRole('button', { name: 'Reject' }).click();
+  await card.getByRole('button', { name: 'Send rejection' }).click();
+  await card.getByText('A rejection needs a reason').waitFor();
+  await card.getByLabel('Reason (shown to the model)').fill('not needed today');
+  await card.getByRole('button', { name: 'Send rejection' }).click();
+  const result = (await handle.result()) as { answer: string };
+  expect(result.answer).toContain('The user rejected this call: not needed today');
+  await page.locator('#approvals', { hasText: 'Nothing waits for approval.' }).waitFor();
+  await page.close();
+}, 60_000);
+
 test('run page: the answer’s web sources are links', async () => {
   const id = uid('cite-run');
   const input: AgentInput = {
