@@ -330,8 +330,8 @@ export type NotificationFeedEvent =
 
 /** Options of {@link followNotifications}. */
 export interface FollowOptions {
-  /** The list the follower already has (it was shown as the snapshot). */
-  from: NotificationHistory;
+  /** Where the follower's list is (the snapshot it showed, or the answer it resumed from). */
+  from: Pick<NotificationHistory, 'guid' | 'update' | 'evicted' | 'count'>;
   /** Pause between `notificationsSince` queries: Temporal queries cannot push, so this polls. */
   intervalMs: number;
   /** Stops following; the function then resolves. */

@@ -23,6 +23,7 @@ import {
   sendNotification,
 } from './notification-client';
 import type * as ApiServer from './api/server';
+import type * as WebAssets from './web/assets';
 import { printable } from '../shared/identifiers';
 import { withCommandClient } from './traced-client';
 
@@ -318,7 +319,7 @@ export function registerNotificationCommands(program: Command, target: () => Tem
 
   program
     .command('api')
-    .description('Serve the notifications HTTP API (token: DURABLE_AGENT_API_TOKEN)')
+    .description('Serve the HTTP API and the web UI (token: DURABLE_AGENT_API_TOKEN)')
     .option('--host <address>', 'address to bind; anything but loopback needs a token', '127.0.0.1')
     .option('--port <port>', 'port (0 = any free port)', port, 8787)
     .action(async (o: { host: string; port: number }) => {
@@ -339,8 +340,12 @@ export function registerNotificationCommands(program: Command, target: () => Tem
         await client.connection.close();
         throw err;
       });
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+      const web = require('./web/assets') as typeof WebAssets;
+      // Built by startApiServer already; this prints what a page weighs.
+      console.log(web.describeWeight(await web.webAssets()));
       console.log(
-        `durable-agent API listening on ${server.url} (${config.token ? 'bearer token required' : 'no token: loopback only'})`,
+        `durable-agent API listening on ${server.url} (${config.token ? 'bearer token required' : 'no token: loopback only'}); web UI at ${server.url}/`,
       );
       await new Promise<void>((resolve) => {
         process.once('SIGINT', resolve);

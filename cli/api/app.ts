@@ -3,7 +3,6 @@
  * Server-Sent Events stream. It is one more producer and reader of the public contract: it validates
  * with the contract's validator before signalling, and reads only through queries.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { Hono } from 'hono';
 import type { Context, MiddlewareHandler } from 'hono';
@@ -23,12 +22,14 @@ import {
   sendMarkRead,
   sendNotification,
 } from '../notification-client';
+import { authorized } from './auth';
 import { hardening } from './hardening';
 import { registerApprovalRoutes } from './approvals';
 import type { NotificationTargetErrorCode } from '../notification-client';
 import { createRateLimiter } from './rate-limit';
 import type { RateLimit } from './rate-limit';
 import { registerRunRoutes } from './runs';
+import { registerWebRoutes } from '../web/pages';
 
 /** One problem with a request, named by the field (or `(body)`, `(query)`) it is about. */
 export interface ApiIssue {
@@ -66,6 +67,8 @@ export interface NotificationsAppOptions {
    * request gets 429 with `Retry-After`. Default {@link DEFAULT_RATE_LIMIT}.
    */
   rateLimit?: RateLimit;
+  /** Serve the web UI's pages (`/`, `/inbox/<user>`, `/runs`, `/runs/<id>`); default true. */
+  webUi?: boolean;
 }
 
 /**
@@ -103,21 +106,12 @@ const MAX_BODY_BYTES = 512 * 1024;
 /** Fields a create request may carry: the target plus the producer input of the contract. */
 const CREATE_FIELDS = new Set(['target', ...Object.keys(NotificationInputSchema.shape)]);
 
-/** sha256 first, so both sides have the same length and the comparison time says nothing about the token. */
-function sameToken(given: string, expected: string): boolean {
-  const a = createHash('sha256').update(given).digest();
-  const b = createHash('sha256').update(expected).digest();
-  return timingSafeEqual(a, b);
-}
-
 function bearerAuth(token: string): MiddlewareHandler {
   return async (c, next) => {
-    const header = c.req.header('authorization') ?? '';
-    const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match?.[1] || !sameToken(match[1], token)) {
+    if (!authorized(c, token)) {
       c.header('WWW-Authenticate', 'Bearer');
       return c.json<ApiErrorBody>(
-        { error: 'Missing or invalid bearer token (Authorization: Bearer <token>)' },
+        { error: 'Missing or invalid bearer token (Authorization: Bearer <token>, or log in at /login)' },
         401,
       );
     }
@@ -214,9 +208,12 @@ function targetErrorResponse(c: Context, err: NotificationTargetError) {
  * - `POST /api/notifications` → 202 `{ id, target }`
  * - `GET /api/notifications?target=…[&since=N[&guid=G]]` → the history, or what changed after N
  * - `POST /api/notifications/read` `{ target, ids | all }` → 202 `{ target, unread }`
- * - `GET /api/notifications/stream?target=…` → SSE: `snapshot`, then `changes` / `reset` events
+ * - `GET /api/notifications/stream?target=…[&since=N&guid=G]` → SSE: `snapshot` (or, with `since`, a
+ *   `resume` event holding what changed after update N), then `changes` / `reset` events
  * - `GET /api/runs/:id/answer` → a run's answer with its citations resolved (see `runs.ts`)
+ * - `GET /api/runs`, `GET /api/runs/:id[/events|/transcript]` → runs from visibility, a run's state (see `runs.ts`)
  * - `GET /api/approvals`, `POST /api/approvals/:run/:id` → what waits for approval, decisions (see `approvals.ts`)
+ * - `GET /`, `/inbox/:user`, `/runs`, `/runs/:id`, `/assets/*`, `/login` → the web UI (see `../web/pages.ts`)
  *
  * Errors (each with `code` where it is about the target): 400 with field-level issues, 401 without
  * a valid token (when one is configured), 404 for an unknown target, 413 for a body over 512 KiB,
@@ -340,14 +337,34 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
 
   app.get('/api/notifications/stream', async (c) => {
     const target = checkTarget(c.req.query('target'));
-    if (!target.ok) return invalid(c, [{ field: 'target', message: target.error }]);
+    const since = sinceParams(c);
+    const issues = [
+      ...(target.ok ? [] : [{ field: 'target', message: target.error }]),
+      ...(since.ok ? [] : since.issues),
+    ];
+    if (since.ok && (since.limit !== undefined || since.before !== undefined)) {
+      issues.push({ field: 'limit', message: 'a stream takes since and guid, not limit or before' });
+    }
+    if (!target.ok || !since.ok || issues.length > 0) return invalid(c, issues);
     // Read before streaming, so an unknown target is a plain 404 rather than an error inside a 200 stream.
-    const first = await readNotifications(client, target.target);
+    // A client that reconnects with `since` gets what changed meanwhile (`resume`) instead of everything.
+    const first =
+      since.since === undefined
+        ? ({
+            kind: 'snapshot',
+            ...withUnread(target.target, await readNotifications(client, target.target)),
+          } as const)
+        : ({
+            kind: 'resume',
+            target: target.target,
+            ...(await readNotificationsSince(client, target.target, since.since, since.guid)),
+          } as const);
     return streamSSE(c, async (stream) => {
       openStreams += 1;
       const stop = new AbortController();
       stream.onAbort(() => stop.abort());
-      await stream.writeSSE({ event: 'snapshot', data: JSON.stringify(withUnread(target.target, first)) });
+      const { kind, ...firstData } = first;
+      await stream.writeSSE({ event: kind, data: JSON.stringify(firstData) });
       let lastWrite = Date.now();
       const heartbeat = setInterval(
         () => {
@@ -388,6 +405,7 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
 
   registerRunRoutes(app, client);
   registerApprovalRoutes(app, client);
+  if (opts.webUi !== false) registerWebRoutes(app, opts.token ? { token: opts.token } : {});
 
   return app;
 }

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { DEFAULT_RATE_LIMIT, createNotificationsApp } from './app';
 import { parseCorsOrigins } from './hardening';
 import { isLoopback } from './loopback';
+import { webAssets } from '../web/assets';
 
 export { isLoopback } from './loopback';
 import type { NotificationsAppOptions } from './app';
@@ -126,6 +127,8 @@ export async function startApiServer(opts: ApiServerOptions): Promise<RunningApi
     );
   }
   const app = createNotificationsApp(opts);
+  // The web UI's bundle is built before the first page is asked for, so that page paints at once.
+  if (opts.webUi !== false) await webAssets();
   const server = await new Promise<Server>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, hostname: opts.host, port: opts.port }, () => resolve(s as Server));
     s.once('error', reject);

@@ -272,6 +272,40 @@ test('the SSE stream sends a snapshot, then live changes, heartbeats, and a rese
   expect((await call('GET', '/healthz')).body.openStreams).toBe(0);
 });
 
+test('a stream opened with since resumes with what changed after that update, or a reset for another guid', async () => {
+  const target = inboxWorkflowId(uid('resume'));
+  await call('POST', '/api/notifications', { target, message: 'seen', id: 'seen' });
+  const seen = (await call('GET', q(target))).body;
+  await call('POST', '/api/notifications', { target, message: 'missed', id: 'missed' });
+  const open = async (query: string) => {
+    const abort = new AbortController();
+    const res = await fetch(
+      `${api.url}/api/notifications/stream?target=${encodeURIComponent(target)}${query}`,
+      {
+        headers: { authorization: `Bearer ${TOKEN}` },
+        signal: abort.signal,
+      },
+    );
+    expect(res.status).toBe(200);
+    try {
+      return await sseReader(res.body!).next();
+    } finally {
+      abort.abort();
+    }
+  };
+  const resumed = await open(`&since=${seen.update}&guid=${seen.guid}`);
+  expect(resumed.event).toBe('resume');
+  expect(resumed.data).toMatchObject({ target, guid: seen.guid, reset: false, count: 2, evicted: 0 });
+  expect(resumed.data.notifications).toEqual([expect.objectContaining({ id: 'missed', no: 1 })]);
+  const otherList = await open(`&since=${seen.update}&guid=not-this-list`);
+  expect(otherList.data).toMatchObject({ reset: true, count: 2 });
+  const bad = await call('GET', `/api/notifications/stream?target=${encodeURIComponent(target)}&limit=3`);
+  expect(bad.status).toBe(400);
+  expect(bad.body.issues).toEqual([
+    { field: 'limit', message: 'a stream takes since and guid, not limit or before' },
+  ]);
+});
+
 test('refuses to bind a non-loopback address without a token; a weak token is refused without echoing it', async () => {
   await expect(startApiServer({ client: fx.client, taskQueue, host: '0.0.0.0', port: 0 })).rejects.toThrow(
     new ApiConfigError(

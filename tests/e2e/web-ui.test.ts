@@ -1,0 +1,421 @@
+/**
+ * The web UI in a real browser (Debian's chromium driven by playwright-core) against a real dev
+ * server, a worker process and the API server: notifications from an agent run arrive as toasts
+ * and in the list, progress updates stay one item, mark-all-read agrees with the inbox's
+ * `unreadCount` query, sanitised detail HTML runs nothing, an approval answered on the run page
+ * lets the run finish, the inbox recovers after the API restarts, and the login page sets an
+ * HttpOnly cookie. First paint is measured and printed.
+ *
+ * Screenshots go to docs/screenshots/ when one is missing or WEB_UI_SCREENSHOTS=1, so an ordinary
+ * run leaves the checkout as it was.
+ */
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import type { Browser, Page } from 'playwright-core';
+import { chromium } from 'playwright-core';
+import { PROJECT_ROOT } from '../../cli/binaries';
+import { startApiServer } from '../../cli/api/server';
+import type { RunningApiServer } from '../../cli/api/server';
+import { startAgentRun } from '../../cli/start-run';
+import type { AgentInput } from '../../shared/agent';
+import { inboxWorkflowId, unreadCountQuery } from '../../shared/notifications/messages';
+import type { DevServerFixture } from '../support/dev-server';
+import { startDevServerFixture } from '../support/dev-server';
+import type { WorkerProcess } from '../support/processes';
+import { startWorkerProcess } from '../support/processes';
+import { answerTurn, callTurn } from '../support/scripts';
+import { tempDir, uid } from '../support/temporal';
+
+const SCREENSHOTS = path.join(PROJECT_ROOT, 'docs', 'screenshots');
+const TOKEN = 'web-ui-test-token-0123456789';
+
+let fx: DevServerFixture;
+let worker: WorkerProcess;
+let taskQueue: string;
+let api: RunningApiServer;
+let browser: Browser;
+/** A stand-in SearXNG instance on 127.0.0.1 answering every search with the recorded fixture. */
+let searxng: http.Server;
+
+/** Debian's chromium, installed by scripts/chromium.sh when missing (as the mail tests get postfix). */
+function chromiumPath(): string {
+  const r = spawnSync('bash', [path.join(PROJECT_ROOT, 'scripts', 'chromium.sh')], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`scripts/chromium.sh failed: ${r.stderr.trim()}`);
+  return r.stdout.trim();
+}
+
+beforeAll(async () => {
+  const executablePath = chromiumPath();
+  [fx, browser] = await Promise.all([
+    startDevServerFixture(),
+    chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--headless=new'] }),
+  ]);
+  taskQueue = uid('webui');
+  const results = fs.readFileSync(
+    path.join(PROJECT_ROOT, 'tests', 'fixtures', 'search', 'searxng-search.json'),
+  );
+  searxng = http.createServer((_req, res) =>
+    res.writeHead(200, { 'content-type': 'application/json' }).end(results),
+  );
+  await new Promise<void>((resolve) => searxng.listen(0, '127.0.0.1', resolve));
+  const config = path.join(tempDir('webui'), 'config.json');
+  const searxngUrl = `http://127.0.0.1:${(searxng.address() as AddressInfo).port}`;
+  fs.writeFileSync(
+    config,
+    JSON.stringify({ search: { web: { providers: { searxng: { url: searxngUrl } } } } }),
+  );
+  worker = await startWorkerProcess({
+    TEMPORAL_ADDRESS: fx.address,
+    DURABLE_AGENT_TASK_QUEUE: taskQueue,
+    DURABLE_AGENT_CONFIG: config,
+  });
+  api = await startApiServer({ client: fx.client, taskQueue, host: '127.0.0.1', port: 0 });
+}, 180_000);
+
+afterAll(async () => {
+  await browser?.close();
+  // Streams end at their next poll once their browser is gone; waiting for that (while the worker
+  // still answers) keeps a query from being retried on a connection that is closing.
+  for (let i = 0; i < 50 && api; i++) {
+    const health = (await (await fetch(`${api.url}/healthz`)).json()) as { openStreams: number };
+    if (health.openStreams === 0) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  await api?.close();
+  worker?.child.kill('SIGTERM');
+  await worker?.exited;
+  await fx?.stop();
+  await new Promise((r) => searxng?.close(r));
+});
+
+async function post(p: string, body: unknown): Promise<Record<string, unknown>> {
+  const res = await fetch(`${api.url}${p}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const data = (await res.json()) as Record<string, unknown>;
+  if (res.status >= 300) throw new Error(`POST ${p}: ${res.status} ${JSON.stringify(data)}`);
+  return data;
+}
+
+/** Saves a screenshot when it is missing or WEB_UI_SCREENSHOTS=1. */
+async function screenshot(page: Page, name: string): Promise<void> {
+  const file = path.join(SCREENSHOTS, `${name}.png`);
+  if (fs.existsSync(file) && process.env.WEB_UI_SCREENSHOTS !== '1') return;
+  fs.mkdirSync(SCREENSHOTS, { recursive: true });
+  await page.screenshot({ path: file, fullPage: true });
+}
+
+async function newPage(): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
+  page.on('pageerror', (err) => console.error(`page error: ${err.message}`));
+  return page;
+}
+
+test('inbox: toasts and list, progress in place, sanitised detail, mark all read, API restart', async () => {
+  const user = uid('ana');
+  const target = inboxWorkflowId(user);
+  const page = await newPage();
+  await page.goto(`${api.url}/inbox/${user}`);
+  const paint = await page.evaluate(
+    () => performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? -1,
+  );
+  console.log(`web UI inbox: first contentful paint ${paint.toFixed(0)} ms`);
+  expect(paint).toBeGreaterThan(0);
+  expect(paint).toBeLessThan(1000);
+  // The inbox does not exist until its first notification.
+  await page.getByText('No notifications yet').waitFor();
+
+  // A notification sent by an agent run's notify_user tool.
+  const input: AgentInput = {
+    task: 'tell the user the report is ready',
+    tools: ['notify_user'],
+    notify: { user },
+    model: {
+      provider: 'scripted',
+      turns: [
+        callTurn([
+          'notify_user',
+          { type: 'success', title: 'Weekly report', message: 'The report is ready', display_time: 30 },
+        ]),
+        answerTurn('Done.'),
+      ],
+    },
+  };
+  await (await startAgentRun(fx.client, input, { workflowId: uid('notify-run'), taskQueue })).result();
+  const toast = page.locator('.toast', { hasText: 'The report is ready' });
+  await toast.waitFor();
+  expect(await toast.getAttribute('role')).toBe('alert'); // the tool's default priority is HIGH
+  await page.locator('#notifications li', { hasText: 'The report is ready' }).waitFor();
+  await toast.getByRole('button', { name: /Dismiss/ }).click();
+  await toast.waitFor({ state: 'detached' });
+
+  // A progress notification updated three times is one item with the last text.
+  const progressId = 'build-progress';
+  for (const step of [1, 2, 3]) {
+    await post('/api/notifications', {
+      target,
+      id: progressId,
+      type: 'progress',
+      title: 'Build',
+      message: `step ${step} of 3`,
+    });
+  }
+  const progress = page.locator(`#notifications li[data-id="${progressId}"]`);
+  await progress.locator('.message', { hasText: 'step 3 of 3' }).waitFor();
+  expect(await progress.count()).toBe(1);
+  expect(await page.locator('#notifications li', { hasText: /step [12] of 3/ }).count()).toBe(0);
+
+  // A detail with a script and an event handler is shown, and nothing in it runs.
+  await post('/api/notifications', {
+    target,
+    type: 'warning',
+    title: 'Disk almost full',
+    message: '91% used on /data',
+    detail:
+      '<p>Largest folders: <b>logs</b></p><img src="x" onerror="window.__xss = 1"><script>window.__xss = 2</script>' +
+      '<a href="javascript:window.__xss=3">bad link</a>',
+  });
+  await post('/api/notifications', { target, type: 'error', message: 'Backup failed: disk full' });
+  await post('/api/notifications', { target, type: 'info', message: 'Nightly sync started' });
+  const warning = page.locator('#notifications li', { hasText: 'Disk almost full' });
+  await warning.locator('summary').click();
+  await warning.locator('.detail b', { hasText: 'logs' }).waitFor();
+  await page.locator('#notifications li', { hasText: 'Nightly sync started' }).waitFor();
+  await page.waitForTimeout(300); // an image error handler would have fired by now
+  expect(await page.evaluate(() => (globalThis as { __xss?: number }).__xss)).toBeUndefined();
+  expect(await warning.locator('.detail script, .detail [onerror]').count()).toBe(0);
+  expect(await warning.locator('.detail a').getAttribute('href')).toBeNull();
+  expect(await page.locator('#notifications li').count()).toBe(5);
+  await screenshot(page, 'inbox');
+
+  // Filters: by type and unread.
+  await page.selectOption('#filter-type', 'error');
+  expect(await page.locator('#notifications li').count()).toBe(1);
+  await page.selectOption('#filter-type', '');
+
+  // Mark all read: the badge goes to 0 and the inbox agrees.
+  expect(Number(await page.locator('#unread-count').textContent())).toBe(5);
+  const error = page.locator('#notifications li', { hasText: 'Backup failed' });
+  await error.getByRole('button', { name: 'Mark read: Backup failed: disk full' }).click();
+  await page.locator('#unread-count', { hasText: /^4$/ }).waitFor();
+  expect((await error.getAttribute('class'))?.split(' ')).toContain('read');
+  const focused = await page.evaluate<string>("document.activeElement?.getAttribute('data-id') ?? ''");
+  expect(focused).toBe(await error.getAttribute('data-id'));
+  await page.getByRole('button', { name: 'Mark all read' }).click();
+  await page.locator('#unread-count', { hasText: /^0$/ }).waitFor();
+  expect(await fx.client.workflow.getHandle(target).query(unreadCountQuery)).toBe(0);
+  await page.check('#filter-unread');
+  expect(await page.locator('#notifications li').count()).toBe(0);
+  await page.uncheck('#filter-unread');
+
+  // The API restarts on the same port; the page reconnects and catches up on what it missed.
+  const port = api.port;
+  await api.close();
+  await page.locator('.stream-state', { hasText: 'Reconnecting' }).waitFor();
+  api = await startApiServer({ client: fx.client, taskQueue, host: '127.0.0.1', port });
+  await post('/api/notifications', { target, type: 'success', message: 'Back after the restart' });
+  await page.locator('#notifications li', { hasText: 'Back after the restart' }).waitFor({ timeout: 15_000 });
+  await page.locator('.toast', { hasText: 'Back after the restart' }).waitFor();
+  expect(await page.locator('#unread-count').textContent()).toBe('1');
+
+  // A clear replaces the list (new guid); what comes after it shows as usual.
+  await fx.client.workflow.getHandle(target).signal('clearNotifications');
+  await page.locator('#notifications li').first().waitFor({ state: 'detached' });
+  await post('/api/notifications', { target, message: 'After the clear' });
+  await page.locator('#notifications li', { hasText: 'After the clear' }).waitFor();
+  expect(await page.locator('#notifications li').count()).toBe(1);
+
+  // Toasts last their display time, except HIGH priority ones, which stay until dismissed.
+  await post('/api/notifications', { target, message: 'Stays', priority: 20, display_time: 1 });
+  await post('/api/notifications', { target, message: 'Goes', display_time: 1 });
+  await page.locator('.toast', { hasText: 'Goes' }).waitFor();
+  await page.locator('.toast', { hasText: 'Goes' }).waitFor({ state: 'detached', timeout: 5000 });
+  expect(await page.locator('.toast', { hasText: 'Stays' }).count()).toBe(1);
+
+  // Keyboard: the skip link comes first, then the navigation; nothing scrolls sideways on a phone.
+  await page.reload();
+  await page.locator('#notifications li').first().waitFor();
+  await page.keyboard.press('Tab');
+  expect(await page.evaluate('document.activeElement?.textContent')).toBe('Skip to content');
+  await page.setViewportSize({ width: 375, height: 700 });
+  expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+  await page.close();
+}, 120_000);
+
+test('inbox: the page follows an inbox across continue-as-new', async () => {
+  const user = uid('can');
+  const target = inboxWorkflowId(user);
+  // Started directly so the inbox continues as new after every 3 changes.
+  const handle = await fx.client.workflow.start('inboxWorkflow', {
+    workflowId: target,
+    taskQueue,
+    args: [{ continueAsNewAfter: 3 }],
+  });
+  await post('/api/notifications', { target, message: 'm0' });
+  const firstRun = (await handle.describe()).runId;
+  const page = await newPage();
+  await page.goto(`${api.url}/inbox/${user}`);
+  await page.locator('#notifications li', { hasText: 'm0' }).waitFor();
+  for (let i = 1; i < 8; i++) await post('/api/notifications', { target, message: `m${i}` });
+  await page.locator('#notifications li', { hasText: 'm7' }).waitFor();
+  expect((await fx.client.workflow.getHandle(target).describe()).runId).not.toBe(firstRun);
+  expect(await page.locator('#notifications li .message').allTextContents()).toEqual([
+    'm7',
+    'm6',
+    'm5',
+    'm4',
+    'm3',
+    'm2',
+    'm1',
+    'm0',
+  ]);
+  expect(await page.locator('#unread-count').textContent()).toBe('8');
+  await page.close();
+}, 60_000);
+
+test('run page: an approval edited and approved in the browser lets the run finish; runs list', async () => {
+  const id = uid('approve-run');
+  const input: AgentInput = {
+    task: 'compute the answer',
+    tools: ['calculator'],
+    policy: { requireApproval: ['calculator'] },
+    model: {
+      provider: 'scripted',
+      turns: [
+        callTurn(['calculator', { expression: '6*6' }, 'calc-1']),
+        answerTurn('The result: {{last_tool_results}}'),
+      ],
+    },
+  };
+  const handle = await startAgentRun(fx.client, input, { workflowId: id, taskQueue });
+  const page = await newPage();
+  await page.goto(`${api.url}/runs/${encodeURIComponent(id)}`);
+  const card = page.locator('.approval[data-tool-call="calc-1"]');
+  await card.waitFor();
+  await page.locator('#events li.kind-approval_requested').waitFor();
+  await screenshot(page, 'run-approval');
+  await card.getByRole('button', { name: 'Edit' }).click();
+  await card.getByLabel('Arguments (JSON)').fill('{ "expression": "6*7" }');
+  await card.getByRole('button', { name: 'Approve with these arguments' }).click();
+  const result = (await handle.result()) as { answer: string };
+  expect(result.answer).toContain('42');
+  await page.locator('#answer', { hasText: '42' }).waitFor();
+  await page.locator('#run-state .status-completed').waitFor();
+  await page.locator('#events li.kind-approval_decided').waitFor();
+  await page.locator('#transcript li.role-tool', { hasText: '42' }).waitFor();
+  await screenshot(page, 'run');
+
+  await page.goto(`${api.url}/runs`);
+  await page.locator(`tr[data-run="${id}"]`).waitFor();
+  await screenshot(page, 'runs');
+  await page.selectOption('#filter-status', 'running');
+  await page.locator(`tr[data-run="${id}"]`).waitFor({ state: 'detached' });
+  await page.selectOption('#filter-status', 'completed');
+  const row = page.locator(`tr[data-run="${id}"]`);
+  await row.waitFor();
+  expect(await row.textContent()).toContain('scripted');
+  await page.setViewportSize({ width: 375, height: 700 });
+  expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
+  await page.close();
+}, 90_000);
+
+test('run page: a rejection needs a reason, and the model reads it', async () => {
+  const id = uid('reject-run');
+  const input: AgentInput = {
+    task: 'compute something',
+    tools: ['calculator'],
+    policy: { requireApproval: ['calculator'] },
+    model: {
+      provider: 'scripted',
+      turns: [callTurn(['calculator', { expression: '1/3' }, 'calc-r']), answerTurn('{{last_tool_results}}')],
+    },
+  };
+  const handle = await startAgentRun(fx.client, input, { workflowId: id, taskQueue });
+  const page = await newPage();
+  await page.goto(`${api.url}/runs/${encodeURIComponent(id)}`);
+  const card = page.locator('.approval[data-tool-call="calc-r"]');
+  await card.getByRole('button', { name: 'Reject' }).click();
+  await card.getByRole('button', { name: 'Send rejection' }).click();
+  await card.getByText('A rejection needs a reason').waitFor();
+  await card.getByLabel('Reason (shown to the model)').fill('not needed today');
+  await card.getByRole('button', { name: 'Send rejection' }).click();
+  const result = (await handle.result()) as { answer: string };
+  expect(result.answer).toContain('The user rejected this call: not needed today');
+  await page.locator('#approvals', { hasText: 'Nothing waits for approval.' }).waitFor();
+  await page.close();
+}, 60_000);
+
+test('run page: the answer’s web sources are links', async () => {
+  const id = uid('cite-run');
+  const input: AgentInput = {
+    task: 'what is a workflow?',
+    tools: ['web_search'],
+    model: {
+      provider: 'scripted',
+      turns: [
+        callTurn(['web_search', { query: 'durable execution', max_results: 1 }, 'w1']),
+        answerTurn('A workflow defines the overall flow of the application [[s1]].'),
+      ],
+    },
+  };
+  await (await startAgentRun(fx.client, input, { workflowId: id, taskQueue })).result();
+  const page = await newPage();
+  await page.goto(`${api.url}/runs/${encodeURIComponent(id)}`);
+  await page.locator('#answer', { hasText: 'the overall flow of the application [1]' }).waitFor();
+  const link = page.locator('#answer .citations a');
+  expect(await link.getAttribute('href')).toBe('https://docs.temporal.io/workflows');
+  expect(await link.textContent()).toBe('Temporal Workflow | Temporal Platform Documentation');
+  expect(await link.getAttribute('rel')).toBe('noopener noreferrer');
+  // Light or dark, as the system says.
+  const background = () => page.evaluate<string>('getComputedStyle(document.body).backgroundColor');
+  await page.emulateMedia({ colorScheme: 'light' });
+  expect(await background()).toBe('rgb(247, 247, 248)');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  expect(await background()).toBe('rgb(21, 23, 27)');
+  await page.close();
+}, 60_000);
+
+test('with a token: pages need a login, the cookie is HttpOnly, cross-site requests are refused', async () => {
+  const secured = await startApiServer({
+    client: fx.client,
+    taskQueue,
+    host: '127.0.0.1',
+    port: 0,
+    token: TOKEN,
+  });
+  try {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${secured.url}/runs`);
+    expect(new URL(page.url()).pathname).toBe('/login');
+    await page.getByLabel('API token').fill('wrong-token-wrong-token');
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.getByText('Wrong token.').waitFor();
+    await page.getByLabel('API token').fill(TOKEN);
+    await page.getByRole('button', { name: 'Log in' }).click();
+    await page.waitForURL(`${secured.url}/runs`);
+    await page.locator('table.runs tbody tr').first().waitFor();
+    expect(page.url()).not.toContain(TOKEN);
+    const [cookie] = await context.cookies();
+    expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
+    expect(cookie?.value).not.toContain(TOKEN);
+    await context.close();
+
+    // The API's checks apply to pages: no cookie, and a cross-site request even with the header.
+    expect((await fetch(`${secured.url}/api/runs`)).status).toBe(401);
+    const crossSite = await fetch(`${secured.url}/runs`, {
+      headers: { authorization: `Bearer ${TOKEN}`, 'sec-fetch-site': 'cross-site' },
+    });
+    expect(crossSite.status).toBe(403);
+    const own = await fetch(`${secured.url}/runs`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(own.status).toBe(200);
+    expect(own.headers.get('content-security-policy')).toContain("script-src 'self'");
+  } finally {
+    await secured.close();
+  }
+}, 60_000);

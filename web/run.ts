@@ -1,0 +1,225 @@
+/**
+ * A run's page: live state (polled: a run's queries cannot push), its events as they happen,
+ * pending approvals with approve / edit / reject, the transcript with tool calls and results, and
+ * the final answer with its citations as links.
+ */
+import { approvalCard } from './approval-card';
+import { append, appRoot, h, json, timeEl } from './dom';
+import { ApiError, api } from './http';
+import type { AgentEvent, PendingApproval, RunAnswer, RunDetail, TranscriptPage } from './types';
+
+const POLL_MS = 1_000;
+
+/** Only web links become clickable; a `file://` or `javascript:` location stays text. */
+function safeHref(url: string): string | null {
+  try {
+    const u = new URL(url);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.href : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Starts the run page for `runId`. */
+export function startRun(runId: string): void {
+  const root = appRoot();
+  const path = `/api/runs/${encodeURIComponent(runId)}`;
+  const stateEl = h('dl', { class: 'state', id: 'run-state' });
+  const problem = h('p', { class: 'error', role: 'alert', hidden: true });
+  const approvalsEl = h('div', { id: 'approvals' });
+  const eventsEl = h('ol', {
+    id: 'events',
+    class: 'events',
+    'aria-live': 'polite',
+    'aria-relevant': 'additions',
+  });
+  const transcriptEl = h('ol', { id: 'transcript', class: 'transcript' });
+  const answerEl = h('div', { id: 'answer' });
+  const transcriptNote = h(
+    'p',
+    { class: 'muted', hidden: true },
+    `Earlier messages: durable-agent transcript ${runId}`,
+  );
+  root.append(
+    problem,
+    h('section', { 'aria-labelledby': 'h-state' }, h('h2', { id: 'h-state' }, 'State'), stateEl),
+    h(
+      'section',
+      { 'aria-labelledby': 'h-approvals' },
+      h('h2', { id: 'h-approvals' }, 'Waiting for approval'),
+      approvalsEl,
+    ),
+    h('section', { 'aria-labelledby': 'h-answer' }, h('h2', { id: 'h-answer' }, 'Answer'), answerEl),
+    h(
+      'div',
+      { class: 'columns' },
+      h('section', { 'aria-labelledby': 'h-events' }, h('h2', { id: 'h-events' }, 'Events'), eventsEl),
+      h(
+        'section',
+        { 'aria-labelledby': 'h-transcript' },
+        h('h2', { id: 'h-transcript' }, 'Transcript'),
+        transcriptNote,
+        transcriptEl,
+      ),
+    ),
+  );
+
+  /** The last event shown; the `events` query answers those after it. */
+  let eventSeq = 0;
+  let lastStep = -1;
+  let lastStatus = '';
+  let approvalKeys = '';
+  let finished = false;
+
+  const showProblem = (text: string | null) => {
+    problem.textContent = text ?? '';
+    problem.hidden = text === null;
+  };
+
+  function renderState(d: RunDetail): void {
+    const s = d.state;
+    const rows: [string, Node | string][] = [
+      ['Status', h('span', { class: `status status-${s.status}` }, s.status.replace(/_/g, ' '))],
+      ['Execution', d.execution],
+      ['Step', `${s.step} of ${s.maxSteps}`],
+      ['Started', timeEl(d.started)],
+      ['Model calls', String(s.usage.modelCalls)],
+      ['Tool calls', String(s.usage.toolCalls)],
+      ['Tokens', `${s.usage.inputTokens ?? 0} in, ${s.usage.outputTokens ?? 0} out`],
+    ];
+    if (s.costUsd !== undefined) rows.push(['Cost', `$${s.costUsd.toFixed(4)}`]);
+    if (s.continuations > 0) rows.push(['Continued as new', String(s.continuations)]);
+    if (s.stopReason) rows.push(['Stopped because', s.stopReason.replace(/_/g, ' ')]);
+    if (s.lastError) rows.push(['Last error', s.lastError]);
+    if (d.task) rows.push(['Task', d.task]);
+    stateEl.replaceChildren(...rows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+  }
+
+  function renderApprovals(list: PendingApproval[]): void {
+    const keys = list.map((a) => a.toolCallId).join('\n');
+    // Cards keep what someone is typing: they are only rebuilt when the set of calls changes.
+    if (keys === approvalKeys) return;
+    approvalKeys = keys;
+    approvalsEl.replaceChildren(
+      ...(list.length
+        ? list.map((a) => approvalCard(runId, a, () => void poll()))
+        : [h('p', { class: 'muted' }, 'Nothing waits for approval.')]),
+    );
+  }
+
+  function eventEl(e: AgentEvent): HTMLLIElement {
+    const what = [
+      e.tool,
+      e.toolCallId ? `(${e.toolCallId})` : '',
+      e.durationMs !== undefined ? `${e.durationMs} ms` : '',
+    ]
+      .filter(Boolean)
+      .join(' ');
+    return h(
+      'li',
+      { class: `event kind-${e.kind}${e.isError ? ' is-error' : ''}` },
+      h('span', { class: 'kind' }, e.kind.replace(/_/g, ' ')),
+      ` step ${e.step} `,
+      what,
+      e.text ? h('span', { class: 'event-text' }, ` — ${e.text}`) : null,
+      ' ',
+      timeEl(e.at),
+    );
+  }
+
+  async function loadTranscript(): Promise<void> {
+    const page = await api<TranscriptPage>('GET', `${path}/transcript`);
+    transcriptEl.start = page.first + 1;
+    transcriptEl.replaceChildren(
+      ...page.entries.map((t) =>
+        h(
+          'li',
+          { class: `msg role-${t.role}${t.isError ? ' is-error' : ''}` },
+          h(
+            'div',
+            { class: 'role' },
+            t.role === 'tool' ? `tool result${t.name ? `: ${t.name}` : ''}` : t.role,
+          ),
+          t.text ? h('pre', { class: 'text' }, t.text) : null,
+          t.fullBytes ? h('p', { class: 'muted' }, `(a preview of ${t.fullBytes} bytes)`) : null,
+          ...(t.toolCalls ?? []).map((call) =>
+            h(
+              'div',
+              { class: 'call' },
+              h('span', { class: 'tool' }, `→ ${call.name}`),
+              ' ',
+              h('code', {}, call.id),
+              h('pre', {}, json(call.args)),
+            ),
+          ),
+        ),
+      ),
+    );
+    transcriptNote.hidden = !page.truncated;
+  }
+
+  async function loadAnswer(): Promise<void> {
+    const a = await api<RunAnswer>('GET', `${path}/answer`);
+    if (a.answer === null) {
+      answerEl.replaceChildren(h('p', { class: 'muted' }, 'No answer yet.'));
+      return;
+    }
+    answerEl.replaceChildren(h('pre', { class: 'answer-text' }, a.text ?? a.answer));
+    append(
+      answerEl,
+      a.citations.length
+        ? h(
+            'ol',
+            { class: 'citations', 'aria-label': 'Sources' },
+            ...a.citations.map((c) => {
+              const href = safeHref(c.url);
+              return h(
+                'li',
+                { value: c.n },
+                href
+                  ? h('a', { href, target: '_blank', rel: 'noopener noreferrer' }, c.title || c.location)
+                  : c.title,
+                ' ',
+                h('span', { class: 'muted' }, c.location),
+              );
+            }),
+          )
+        : null,
+    );
+  }
+
+  async function poll(): Promise<void> {
+    try {
+      const d = await api<RunDetail>('GET', path);
+      showProblem(null);
+      renderState(d);
+      renderApprovals(d.state.approvals ?? []);
+      const events = await api<{ events: AgentEvent[] }>('GET', `${path}/events?since=${eventSeq}`);
+      for (const e of events.events) {
+        if (e.seq <= eventSeq) continue;
+        eventSeq = e.seq;
+        eventsEl.append(eventEl(e));
+      }
+      const done = d.execution !== 'RUNNING';
+      if (d.state.step !== lastStep || d.state.status !== lastStatus || done !== finished) {
+        lastStep = d.state.step;
+        lastStatus = d.state.status;
+        await Promise.all([loadTranscript(), loadAnswer()]);
+      }
+      finished = done;
+    } catch (err) {
+      showProblem(
+        err instanceof ApiError && err.status === 404
+          ? err.message
+          : `Cannot reach the run: ${(err as Error).message}; retrying`,
+      );
+    }
+  }
+
+  const loop = async () => {
+    await poll();
+    // A finished run changes no more; a slow poll still notices a reset or a new run under the id.
+    window.setTimeout(() => void loop(), finished ? POLL_MS * 10 : POLL_MS);
+  };
+  void loop();
+}
