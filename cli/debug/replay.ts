@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { globalHandlers } from '@temporalio/worker/lib/workflow/vm-shared';
 import { WORKFLOWS_PATH } from '../../workers/worker';
 import { PROJECT_ROOT } from '../binaries';
 import { cachedBundle, storeBundle } from './bundle-cache';
@@ -77,11 +78,52 @@ function coreMessage(err: Error): string {
 }
 
 /**
- * Replay worker options. Replay workers run workflow code on the main thread by default (debug mode,
- * for breakpoints); off, each replay worker gets its own workflow thread, so lanes use every core.
- * (`debugMode` is a WorkerOptions field the replay type leaves out; the SDK honours it.)
+ * A worker that only replays, built for speed. The SDK's replay worker spends most of a replay on
+ * two things a replay does not need: a timeout watchdog around every call into the workflow
+ * sandbox (a thread started per call), and a promise hook that captures a source-mapped stack trace
+ * for every promise workflow code creates (for the `__stack_trace` query, never asked during a
+ * replay). This one runs the workflow code on the calling thread in one reused V8 context, with
+ * neither: workflow code that loops for ever hangs the replay instead of failing after 5 s.
+ * Replay results are the same; only the cost differs (see bench/replay.ts).
  */
-const REPLAY_OPTIONS = { replayName: 'durable-agent-replay', debugMode: false } as ReplayWorkerOptions;
+export class ReplayWorker extends Worker {
+  protected static override async createWorkflowCreator(
+    ...[bundle, compiledOptions, logger]: Parameters<typeof Worker.createWorkflowCreator>
+  ): ReturnType<typeof Worker.createWorkflowCreator> {
+    withoutPromiseStackHook();
+    return super.createWorkflowCreator(
+      bundle,
+      {
+        ...compiledOptions,
+        debugMode: true,
+        reuseV8Context: true,
+        // No timeout: no watchdog thread per call into the sandbox.
+        isolateExecutionTimeoutMs: undefined as unknown as number,
+      },
+      logger,
+    );
+  }
+}
+
+/**
+ * Keeps the SDK's per-promise stack-trace hook out of this thread, unless a worker that runs
+ * workflow code on this thread installed it already (then it stays: such a worker may be asked for
+ * stack traces). The hook is installed once per thread and only by workers in debug mode, which
+ * this project runs only for replays.
+ */
+function withoutPromiseStackHook(): void {
+  if (!globalHandlers.installed) {
+    globalHandlers.installed = true;
+    globalHandlers.promiseHookInstalled = false;
+  }
+}
+
+/** Whether replays on this thread run without the SDK's per-promise stack-trace hook. */
+export function promiseStackHookOff(): boolean {
+  return globalHandlers.installed && !globalHandlers.promiseHookInstalled;
+}
+
+const REPLAY_OPTIONS: ReplayWorkerOptions = { replayName: 'durable-agent-replay' };
 
 async function replays(
   bundle: WorkflowBundleWithSourceMap,
@@ -89,7 +131,7 @@ async function replays(
   workflowId: string,
 ): Promise<Error | null> {
   try {
-    await Worker.runReplayHistory({ ...REPLAY_OPTIONS, workflowBundle: bundle }, history, workflowId);
+    await ReplayWorker.runReplayHistory({ ...REPLAY_OPTIONS, workflowBundle: bundle }, history, workflowId);
     return null;
   } catch (err) {
     return err as Error;
@@ -233,7 +275,7 @@ export async function* replayMany(
   let running = lanes;
   const lane = async () => {
     const kept = new Map<string, History>();
-    for await (const r of Worker.runReplayHistories(
+    for await (const r of ReplayWorker.runReplayHistories(
       { ...REPLAY_OPTIONS, workflowBundle: bundle },
       shared(kept),
     )) {
