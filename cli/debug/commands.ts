@@ -85,16 +85,28 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
       "with --all, e.g. \"WorkflowType='agentWorkflow' AND StartTime > '2026-11-23T00:00:00Z'\"",
     )
     .option('--workflows-path <path>', 'workflow code to replay against (default: this project’s workflows/)')
+    .option(
+      '--isolate-modules',
+      'evaluate the workflow code’s modules afresh for every run, as a worker does (slower; by default a replay evaluates them once)',
+    )
     .action(
       async (
         id: string | undefined,
-        o: { file?: string; runId?: string; all?: boolean; query?: string; workflowsPath?: string },
+        o: {
+          file?: string;
+          runId?: string;
+          all?: boolean;
+          query?: string;
+          workflowsPath?: string;
+          isolateModules?: boolean;
+        },
       ) => {
+        const modules = { isolateModules: o.isolateModules === true };
         const { formatOutcome, replayBundle, replayHistory } = loadReplay();
         const bundle = await replayBundle(o.workflowsPath);
         if (!o.all) {
           const { history, workflowId } = await loadHistory(target, id, o);
-          const outcome = await replayHistory(bundle, history, workflowId);
+          const outcome = await replayHistory(bundle, history, workflowId, modules);
           console.log(formatOutcome(outcome));
           process.exitCode = outcome.ok ? 0 : 1;
           return;
@@ -104,12 +116,18 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
           const { formatThroughput, replayAll } = loadReplayAll();
           const query = o.query ?? `WorkflowType='${AGENT_WORKFLOW_TYPE}'`;
           const failed: string[] = [];
-          const totals = await replayAll(client, query, bundle, (outcome, t) => {
-            if (!outcome.ok) failed.push(formatOutcome(outcome));
-            if (process.stderr.isTTY) process.stderr.write(`\r${progressBar(t.replayed, t.runs)}`);
-            else if (t.replayed % 10 === 0 || t.replayed === t.runs)
-              console.error(progressBar(t.replayed, t.runs));
-          });
+          const totals = await replayAll(
+            client,
+            query,
+            bundle,
+            (outcome, t) => {
+              if (!outcome.ok) failed.push(formatOutcome(outcome));
+              if (process.stderr.isTTY) process.stderr.write(`\r${progressBar(t.replayed, t.runs)}`);
+              else if (t.replayed % 10 === 0 || t.replayed === t.runs)
+                console.error(progressBar(t.replayed, t.runs));
+            },
+            modules,
+          );
           if (process.stderr.isTTY && totals.runs) process.stderr.write('\n');
           for (const f of failed) console.log(f);
           console.log(`${totals.runs} runs replayed: ${totals.ok} OK, ${failed.length} diverged or failed`);

@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Client } from '@temporalio/client';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { fetchRunHistory } from './history';
-import type { ReplayOutcome } from './replay';
+import type { ReplayModuleOptions, ReplayOutcome } from './replay';
 import { replayMany } from './replay';
 
 /** What `replay --all` went through, and how fast. */
@@ -27,6 +27,7 @@ export async function replayAll(
   query: string,
   bundle: WorkflowBundleWithSourceMap,
   onOutcome: (outcome: ReplayOutcome, totals: ReplayTotals) => void = () => undefined,
+  options: ReplayModuleOptions = {},
 ): Promise<ReplayTotals> {
   const runs: { workflowId: string; runId: string }[] = [];
   for await (const w of client.workflow.list({ query }))
@@ -52,7 +53,7 @@ export async function replayAll(
       yield { history, workflowId: `${r.workflowId} (run ${r.runId})` };
     }
   })();
-  for await (const outcome of replayMany(bundle, histories)) {
+  for await (const outcome of replayMany(bundle, histories, undefined, options)) {
     totals.replayed += 1;
     if (outcome.ok) totals.ok += 1;
     totals.ms = performance.now() - t0;

@@ -125,6 +125,62 @@ export function promiseStackHookOff(): boolean {
 
 const REPLAY_OPTIONS: ReplayWorkerOptions = { replayName: 'durable-agent-replay' };
 
+/** How replays treat the workflow code's modules. */
+export interface ReplayModuleOptions {
+  /**
+   * Evaluate the workflow code's modules afresh for every history, as a worker does for every
+   * workflow. By default a replay worker evaluates them once and every history it replays uses
+   * them: evaluating them (building the input schemas, above all) costs more than replaying a short
+   * history. Workflow code keeps no state in its modules, so the outcome is the same; this option is
+   * for code that might.
+   */
+  isolateModules?: boolean;
+}
+
+/** The SDK bundler's module cache declaration (per workflow in a reused V8 context). */
+const MODULE_CACHE_DECLARATION = 'const __webpack_module_cache__ = globalThis.__webpack_module_cache__;';
+/**
+ * The same, falling back to one cache for all histories of the replay worker: the SDK's cache first
+ * (modules shared by design, and those a workflow loaded for itself), then modules loaded once.
+ */
+const SHARED_MODULE_CACHE = `const __webpack_module_cache__ = (() => {
+  const sdk = globalThis.__webpack_module_cache__;
+  const loadedOnce = Object.create(null);
+  return new Proxy({}, {
+    get: (_, id) => sdk[id] ?? loadedOnce[id],
+    set: (_, id, module) => {
+      if (globalThis.__TEMPORAL_ACTIVATOR__) loadedOnce[id] = module;
+      else sdk[id] = module;
+      return true;
+    },
+    deleteProperty: (_, id) => delete loadedOnce[id],
+  });
+})();`;
+
+const sharedBundles = new WeakMap<WorkflowBundleWithSourceMap, WorkflowBundleWithSourceMap>();
+
+/**
+ * The bundle a replay runs: with modules evaluated once per replay worker unless `isolateModules`
+ * (or when the bundle does not declare its module cache the way this expects: then as it is).
+ */
+export function replayCode(
+  bundle: WorkflowBundleWithSourceMap,
+  { isolateModules = false }: ReplayModuleOptions = {},
+): WorkflowBundleWithSourceMap {
+  if (isolateModules || !bundle.code.includes(MODULE_CACHE_DECLARATION)) return bundle;
+  let shared = sharedBundles.get(bundle);
+  if (!shared) {
+    shared = { ...bundle, code: bundle.code.replace(MODULE_CACHE_DECLARATION, SHARED_MODULE_CACHE) };
+    sharedBundles.set(bundle, shared);
+  }
+  return shared;
+}
+
+/** Whether replays of this bundle evaluate its modules once per replay worker. */
+export function sharesModules(bundle: WorkflowBundleWithSourceMap): boolean {
+  return replayCode(bundle) !== bundle;
+}
+
 async function replays(
   bundle: WorkflowBundleWithSourceMap,
   history: History,
@@ -225,7 +281,9 @@ export async function replayHistory(
   bundle: WorkflowBundleWithSourceMap,
   history: History,
   workflowId = historyWorkflowId(history) ?? 'replayed',
+  options: ReplayModuleOptions = {},
 ): Promise<ReplayOutcome> {
+  bundle = replayCode(bundle, options);
   const err = await replays(bundle, history, workflowId);
   if (!err) return { workflowId, ok: true };
   if (err.name !== 'DeterminismViolationError') return { workflowId, ok: false, error: err.message };
@@ -243,7 +301,9 @@ export async function* replayMany(
     | AsyncIterable<{ history: History; workflowId: string }>
     | Iterable<{ history: History; workflowId: string }>,
   lanes = Math.max(1, Math.min(4, os.availableParallelism())),
+  options: ReplayModuleOptions = {},
 ): AsyncGenerator<ReplayOutcome> {
+  bundle = replayCode(bundle, options);
   const source = (async function* () {
     yield* histories;
   })();
