@@ -29,7 +29,7 @@ import { floorBundle, withFloorWorker } from './fixtures/floor';
 import type { AgentInput, AgentResult, Policy } from '../shared/agent';
 import type { DevServerFixture } from '../tests/support/dev-server';
 import { startDevServerFixture, withDevWorker } from '../tests/support/dev-server';
-import { tempDir, uid } from '../tests/support/temporal';
+import { quietRuntime, tempDir, uid } from '../tests/support/temporal';
 
 function option(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -225,6 +225,7 @@ async function replayAllThroughput(fx: DevServerFixture): Promise<void> {
 }
 
 async function main(): Promise<void> {
+  quietRuntime();
   console.log(`Machine: ${os.cpus().length} × ${os.cpus()[0]?.model ?? '?'}, load ${loadNow()}`);
   let server: DevServerFixture | undefined;
   const fx = async () => (server ??= await startDevServerFixture());
