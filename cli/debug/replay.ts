@@ -291,9 +291,10 @@ export async function replayHistory(
 }
 
 /**
- * Replays many histories with a few replay workers (one per core, at most `lanes`; much cheaper than
- * a worker per history), locating the divergence of each history that fails. Outcomes come in the
- * order replays finish.
+ * Replays many histories with a few replay workers (`lanes`, by default one per core up to 4; much
+ * cheaper than a worker per history), locating the divergence of each history that fails. The
+ * workers run workflow code on this thread; more than one keeps it busy while the SDK's core works
+ * on its own threads. Outcomes come in the order replays finish.
  */
 export async function* replayMany(
   bundle: WorkflowBundleWithSourceMap,
