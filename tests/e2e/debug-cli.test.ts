@@ -99,6 +99,10 @@ test('a history exported by `temporal workflow show --output json` replays; a ch
   expect((await runCli(['export', id, '-o', exported], env)).code).toBe(0);
   expect(readHistoryFile(exported).events?.length).toBe(readHistoryFile(file).events?.length);
   expect((await runCli(['replay', '--file', exported], env)).code).toBe(0);
+  // And with the modules evaluated for this history alone, as a worker does.
+  const isolated = await runCli(['replay', '--file', exported, '--isolate-modules'], env);
+  expect(isolated.stdout).toMatch(/^OK /);
+  expect(isolated.code).toBe(0);
 
   // A scratch copy of the workflow code where step 3 sleeps before calling the model.
   const scratch = tempDir('scratch');
