@@ -250,11 +250,13 @@ async function main(): Promise<void> {
       const times: number[] = [];
       for (const [label, histories, b] of rows) {
         const events = histories.reduce((n, h) => n + (h.events?.length ?? 0), 0);
+        // The first replay of the code is what a `replay` command sees; the second has the JIT warm.
         const ms = await timeReplay(b, histories);
+        const again = await timeReplay(b, histories);
         times.push(ms);
         const verdict = ms <= GOAL_MS ? 'met' : 'not met';
         console.log(
-          `  ${label.padEnd(34)} ${(ms / 1000).toFixed(2)} s  (${histories.length} histories, ${events} events, ${(ms / STEPS).toFixed(2)} ms per step)  goal: ${verdict}`,
+          `  ${label.padEnd(34)} ${(ms / 1000).toFixed(2)} s  (${histories.length} histories, ${events} events, ${(ms / STEPS).toFixed(2)} ms per step)  goal: ${verdict}; replayed again ${(again / 1000).toFixed(2)} s`,
         );
       }
       const floorMs = times[2] as number;
