@@ -20,6 +20,7 @@ import { bundleFileOf, collectContent, readBundle, resolveTimeline } from './con
 import { closeContentStores, contentStoreFor } from '../../activities/content/config';
 import type * as TemporalWorker from '@temporalio/worker';
 import type * as Replay from './replay';
+import type * as ReplayAll from './replay-all';
 import { runIdProblem } from '../../shared/identifiers';
 import { idPolicies } from '../start-run';
 
@@ -65,6 +66,8 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
     return require('./replay') as typeof Replay;
   };
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand, after loadReplay
+  const loadReplayAll = () => require('./replay-all') as typeof ReplayAll;
   program
     .command('replay')
     .description(
@@ -82,46 +85,53 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
       "with --all, e.g. \"WorkflowType='agentWorkflow' AND StartTime > '2026-11-23T00:00:00Z'\"",
     )
     .option('--workflows-path <path>', 'workflow code to replay against (default: this project’s workflows/)')
+    .option(
+      '--isolate-modules',
+      'evaluate the workflow code’s modules afresh for every run, as a worker does (slower; by default a replay evaluates them once)',
+    )
     .action(
       async (
         id: string | undefined,
-        o: { file?: string; runId?: string; all?: boolean; query?: string; workflowsPath?: string },
+        o: {
+          file?: string;
+          runId?: string;
+          all?: boolean;
+          query?: string;
+          workflowsPath?: string;
+          isolateModules?: boolean;
+        },
       ) => {
-        const { formatOutcome, replayBundle, replayHistory, replayMany } = loadReplay();
+        const modules = { isolateModules: o.isolateModules === true };
+        const { formatOutcome, replayBundle, replayHistory } = loadReplay();
         const bundle = await replayBundle(o.workflowsPath);
         if (!o.all) {
           const { history, workflowId } = await loadHistory(target, id, o);
-          const outcome = await replayHistory(bundle, history, workflowId);
+          const outcome = await replayHistory(bundle, history, workflowId, modules);
           console.log(formatOutcome(outcome));
           process.exitCode = outcome.ok ? 0 : 1;
           return;
         }
         const client = await connectClient(target());
         try {
+          const { formatThroughput, replayAll } = loadReplayAll();
           const query = o.query ?? `WorkflowType='${AGENT_WORKFLOW_TYPE}'`;
-          const runs: { workflowId: string; runId: string }[] = [];
-          for await (const w of client.workflow.list({ query }))
-            runs.push({ workflowId: w.workflowId, runId: w.runId });
-          let ok = 0;
-          let done = 0;
           const failed: string[] = [];
-          // Histories are fetched as the replayer asks for them; each run replays under its own key.
-          const histories = (async function* () {
-            for (const r of runs) {
-              const history = await fetchRunHistory(client, r.workflowId, r.runId);
-              yield { history, workflowId: `${r.workflowId} (run ${r.runId})` };
-            }
-          })();
-          for await (const outcome of replayMany(bundle, histories)) {
-            done += 1;
-            if (outcome.ok) ok += 1;
-            else failed.push(formatOutcome(outcome));
-            if (process.stderr.isTTY) process.stderr.write(`\r${progressBar(done, runs.length)}`);
-            else if (done % 10 === 0 || done === runs.length) console.error(progressBar(done, runs.length));
-          }
-          if (process.stderr.isTTY) process.stderr.write('\n');
+          const totals = await replayAll(
+            client,
+            query,
+            bundle,
+            (outcome, t) => {
+              if (!outcome.ok) failed.push(formatOutcome(outcome));
+              if (process.stderr.isTTY) process.stderr.write(`\r${progressBar(t.replayed, t.runs)}`);
+              else if (t.replayed % 10 === 0 || t.replayed === t.runs)
+                console.error(progressBar(t.replayed, t.runs));
+            },
+            modules,
+          );
+          if (process.stderr.isTTY && totals.runs) process.stderr.write('\n');
           for (const f of failed) console.log(f);
-          console.log(`${runs.length} runs replayed: ${ok} OK, ${failed.length} diverged or failed`);
+          console.log(`${totals.runs} runs replayed: ${totals.ok} OK, ${failed.length} diverged or failed`);
+          console.log(`Throughput: ${formatThroughput(totals)}`);
           process.exitCode = failed.length ? 1 : 0;
         } finally {
           await client.connection.close();

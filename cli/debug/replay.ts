@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
+import { globalHandlers } from '@temporalio/worker/lib/workflow/vm-shared';
 import { WORKFLOWS_PATH } from '../../workers/worker';
 import { PROJECT_ROOT } from '../binaries';
 import { cachedBundle, storeBundle } from './bundle-cache';
@@ -77,11 +78,108 @@ function coreMessage(err: Error): string {
 }
 
 /**
- * Replay worker options. Replay workers run workflow code on the main thread by default (debug mode,
- * for breakpoints); off, each replay worker gets its own workflow thread, so lanes use every core.
- * (`debugMode` is a WorkerOptions field the replay type leaves out; the SDK honours it.)
+ * A worker that only replays, built for speed. The SDK's replay worker spends most of a replay on
+ * two things a replay does not need: a timeout watchdog around every call into the workflow
+ * sandbox (a thread started per call), and a promise hook that captures a source-mapped stack trace
+ * for every promise workflow code creates (for the `__stack_trace` query, never asked during a
+ * replay). This one runs the workflow code on the calling thread in one reused V8 context, with
+ * neither: workflow code that loops for ever hangs the replay instead of failing after 5 s.
+ * Replay results are the same; only the cost differs (see bench/replay.ts).
  */
-const REPLAY_OPTIONS = { replayName: 'durable-agent-replay', debugMode: false } as ReplayWorkerOptions;
+export class ReplayWorker extends Worker {
+  protected static override async createWorkflowCreator(
+    ...[bundle, compiledOptions, logger]: Parameters<typeof Worker.createWorkflowCreator>
+  ): ReturnType<typeof Worker.createWorkflowCreator> {
+    withoutPromiseStackHook();
+    return super.createWorkflowCreator(
+      bundle,
+      {
+        ...compiledOptions,
+        debugMode: true,
+        reuseV8Context: true,
+        // No timeout: no watchdog thread per call into the sandbox.
+        isolateExecutionTimeoutMs: undefined as unknown as number,
+      },
+      logger,
+    );
+  }
+}
+
+/**
+ * Keeps the SDK's per-promise stack-trace hook out of this thread, unless a worker that runs
+ * workflow code on this thread installed it already (then it stays: such a worker may be asked for
+ * stack traces). The hook is installed once per thread and only by workers in debug mode, which
+ * this project runs only for replays.
+ */
+function withoutPromiseStackHook(): void {
+  if (!globalHandlers.installed) {
+    globalHandlers.installed = true;
+    globalHandlers.promiseHookInstalled = false;
+  }
+}
+
+/** Whether replays on this thread run without the SDK's per-promise stack-trace hook. */
+export function promiseStackHookOff(): boolean {
+  return globalHandlers.installed && !globalHandlers.promiseHookInstalled;
+}
+
+const REPLAY_OPTIONS: ReplayWorkerOptions = { replayName: 'durable-agent-replay' };
+
+/** How replays treat the workflow code's modules. */
+export interface ReplayModuleOptions {
+  /**
+   * Evaluate the workflow code's modules afresh for every history, as a worker does for every
+   * workflow. By default a replay worker evaluates them once and every history it replays uses
+   * them: evaluating them (building the input schemas, above all) costs more than replaying a short
+   * history. Workflow code keeps no state in its modules, so the outcome is the same; this option is
+   * for code that might.
+   */
+  isolateModules?: boolean;
+}
+
+/** The SDK bundler's module cache declaration (per workflow in a reused V8 context). */
+const MODULE_CACHE_DECLARATION = 'const __webpack_module_cache__ = globalThis.__webpack_module_cache__;';
+/**
+ * The same, falling back to one cache for all histories of the replay worker: the SDK's cache first
+ * (modules shared by design, and those a workflow loaded for itself), then modules loaded once.
+ */
+const SHARED_MODULE_CACHE = `const __webpack_module_cache__ = (() => {
+  const sdk = globalThis.__webpack_module_cache__;
+  const loadedOnce = Object.create(null);
+  return new Proxy({}, {
+    get: (_, id) => sdk[id] ?? loadedOnce[id],
+    set: (_, id, module) => {
+      if (globalThis.__TEMPORAL_ACTIVATOR__) loadedOnce[id] = module;
+      else sdk[id] = module;
+      return true;
+    },
+    deleteProperty: (_, id) => delete loadedOnce[id],
+  });
+})();`;
+
+const sharedBundles = new WeakMap<WorkflowBundleWithSourceMap, WorkflowBundleWithSourceMap>();
+
+/**
+ * The bundle a replay runs: with modules evaluated once per replay worker unless `isolateModules`
+ * (or when the bundle does not declare its module cache the way this expects: then as it is).
+ */
+export function replayCode(
+  bundle: WorkflowBundleWithSourceMap,
+  { isolateModules = false }: ReplayModuleOptions = {},
+): WorkflowBundleWithSourceMap {
+  if (isolateModules || !bundle.code.includes(MODULE_CACHE_DECLARATION)) return bundle;
+  let shared = sharedBundles.get(bundle);
+  if (!shared) {
+    shared = { ...bundle, code: bundle.code.replace(MODULE_CACHE_DECLARATION, SHARED_MODULE_CACHE) };
+    sharedBundles.set(bundle, shared);
+  }
+  return shared;
+}
+
+/** Whether replays of this bundle evaluate its modules once per replay worker. */
+export function sharesModules(bundle: WorkflowBundleWithSourceMap): boolean {
+  return replayCode(bundle) !== bundle;
+}
 
 async function replays(
   bundle: WorkflowBundleWithSourceMap,
@@ -89,7 +187,7 @@ async function replays(
   workflowId: string,
 ): Promise<Error | null> {
   try {
-    await Worker.runReplayHistory({ ...REPLAY_OPTIONS, workflowBundle: bundle }, history, workflowId);
+    await ReplayWorker.runReplayHistory({ ...REPLAY_OPTIONS, workflowBundle: bundle }, history, workflowId);
     return null;
   } catch (err) {
     return err as Error;
@@ -183,7 +281,9 @@ export async function replayHistory(
   bundle: WorkflowBundleWithSourceMap,
   history: History,
   workflowId = historyWorkflowId(history) ?? 'replayed',
+  options: ReplayModuleOptions = {},
 ): Promise<ReplayOutcome> {
+  bundle = replayCode(bundle, options);
   const err = await replays(bundle, history, workflowId);
   if (!err) return { workflowId, ok: true };
   if (err.name !== 'DeterminismViolationError') return { workflowId, ok: false, error: err.message };
@@ -191,9 +291,10 @@ export async function replayHistory(
 }
 
 /**
- * Replays many histories with a few replay workers (one per core, at most `lanes`; much cheaper than
- * a worker per history), locating the divergence of each history that fails. Outcomes come in the
- * order replays finish.
+ * Replays many histories with a few replay workers (`lanes`, by default one per core up to 4; much
+ * cheaper than a worker per history), locating the divergence of each history that fails. The
+ * workers run workflow code on this thread; more than one keeps it busy while the SDK's core works
+ * on its own threads. Outcomes come in the order replays finish.
  */
 export async function* replayMany(
   bundle: WorkflowBundleWithSourceMap,
@@ -201,7 +302,9 @@ export async function* replayMany(
     | AsyncIterable<{ history: History; workflowId: string }>
     | Iterable<{ history: History; workflowId: string }>,
   lanes = Math.max(1, Math.min(4, os.availableParallelism())),
+  options: ReplayModuleOptions = {},
 ): AsyncGenerator<ReplayOutcome> {
+  bundle = replayCode(bundle, options);
   const source = (async function* () {
     yield* histories;
   })();
@@ -233,7 +336,7 @@ export async function* replayMany(
   let running = lanes;
   const lane = async () => {
     const kept = new Map<string, History>();
-    for await (const r of Worker.runReplayHistories(
+    for await (const r of ReplayWorker.runReplayHistories(
       { ...REPLAY_OPTIONS, workflowBundle: bundle },
       shared(kept),
     )) {

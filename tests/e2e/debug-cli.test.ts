@@ -99,6 +99,10 @@ test('a history exported by `temporal workflow show --output json` replays; a ch
   expect((await runCli(['export', id, '-o', exported], env)).code).toBe(0);
   expect(readHistoryFile(exported).events?.length).toBe(readHistoryFile(file).events?.length);
   expect((await runCli(['replay', '--file', exported], env)).code).toBe(0);
+  // And with the modules evaluated for this history alone, as a worker does.
+  const isolated = await runCli(['replay', '--file', exported, '--isolate-modules'], env);
+  expect(isolated.stdout).toMatch(/^OK /);
+  expect(isolated.code).toBe(0);
 
   // A scratch copy of the workflow code where step 3 sleeps before calling the model.
   const scratch = tempDir('scratch');
@@ -199,6 +203,15 @@ test('replay --all replays every run a visibility query finds, with a summary', 
   expect(Number(m?.[1])).toBeGreaterThanOrEqual(1);
   expect(m?.[1]).toBe(m?.[2]);
   expect(out.stderr).toMatch(/\[#+\] \d+\/\d+/);
+  // Throughput over what was replayed: every run, each at least a one-step run's 11 events.
+  const t =
+    /^Throughput: (\d+) histories \(([\d,]+) events\) in ([\d.]+) s: ([\d.]+) histories\/s, ([\d,]+) events\/s$/m.exec(
+      out.stdout,
+    );
+  expect(t).not.toBeNull();
+  expect(t?.[1]).toBe(m?.[1]);
+  expect(Number(t?.[2]?.replace(/,/g, ''))).toBeGreaterThanOrEqual(11 * Number(m?.[1]));
+  expect(Number(t?.[4])).toBeGreaterThan(0);
 }, 120_000);
 
 test('a run with a large result: export --with-content bundles it; transcript --file reads it whole; fork goes on from it', async () => {

@@ -7,7 +7,13 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { readHistoryFile } from '../../cli/debug/history';
-import { replayBundle, replayHistory, replayMany } from '../../cli/debug/replay';
+import {
+  promiseStackHookOff,
+  replayBundle,
+  replayHistory,
+  replayMany,
+  sharesModules,
+} from '../../cli/debug/replay';
 import { SCENARIOS } from './scenarios';
 import { quietRuntime } from '../support/temporal';
 
@@ -37,6 +43,23 @@ test('a recorded history exists for every scenario', () => {
 test.each(FILES)('%s replays with the current workflow code', async (file) => {
   const outcome = await replayHistory(current, readHistoryFile(path.join(DIR, file)));
   expect(outcome).toEqual({ workflowId: expect.any(String), ok: true });
+});
+
+test('replays evaluate the workflow modules once per replay worker, or per history when asked', async () => {
+  // An SDK whose bundles declare their module cache differently would make every history pay for it.
+  expect(sharesModules(current)).toBe(true);
+  const batch = FILES.map((f) => ({ history: readHistoryFile(path.join(DIR, f)), workflowId: f }));
+  const seen: string[] = [];
+  for await (const o of replayMany(current, batch, 1, { isolateModules: true })) {
+    expect(o).toEqual({ workflowId: o.workflowId, ok: true });
+    seen.push(o.workflowId);
+  }
+  expect(seen.sort()).toEqual([...FILES].sort());
+});
+
+test('replays run without the per-promise stack-trace hook of the SDK (the bulk of a replay’s cost)', () => {
+  // Replays ran above in this process; an SDK whose internals moved would leave the hook on.
+  expect(promiseStackHookOff()).toBe(true);
 });
 
 test('a changed workflow raises a determinism violation that names the diverging step', async () => {
