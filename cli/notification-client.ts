@@ -175,6 +175,14 @@ export function explainTargetError(err: unknown, target: string): unknown {
     );
   }
   const grpc = grpcCause(err);
+  // The server's own per-workflow limits on updates (10 in flight, a total per run): a reason to
+  // send again shortly, not a size problem.
+  if (grpc?.code === RESOURCE_EXHAUSTED && /limit on (the )?number of .*updates/i.test(grpc.text)) {
+    return new NotificationTargetError(
+      'busy',
+      `${target}: too many updates at once for Temporal (${grpc.details}); retry shortly`,
+    );
+  }
   if (grpc?.code === RESOURCE_EXHAUSTED || /exceeds limit|larger than max/i.test(grpc?.text ?? '')) {
     return new NotificationTargetError(
       'too_large',

@@ -84,3 +84,15 @@ test('update-with-start refused while the workflow task is being retried is "no 
   expect(explained).toBeInstanceOf(NotificationTargetError);
   expect(explained).toMatchObject({ code: 'no_worker' });
 });
+
+test('the server refusing more updates in flight is "busy", to retry, not "too large"', () => {
+  const inFlight = grpcError(8, 'limit on number of concurrent in-flight updates has been reached (10)');
+  const explained = explainTargetError(
+    new ServiceError('Workflow Update failed', { cause: inFlight }),
+    'inbox:ana',
+  );
+  expect(explained).toMatchObject({ code: 'busy' });
+  expect((explained as Error).message).toMatch(/retry shortly/);
+  const tooLarge = grpcError(8, 'grpc: received message larger than max (5000000 vs. 4194304)');
+  expect(explainTargetError(tooLarge, 'inbox:ana')).toMatchObject({ code: 'too_large' });
+});
