@@ -333,6 +333,7 @@ test('inbox: the run filter shows what one run sent, and follows it while it sen
 
   await page.selectOption('#filter-run', idA);
   await items.filter({ hasText: 'B says hello' }).waitFor({ state: 'detached' });
+  await items.filter({ hasText: 'A started' }).waitFor(); // once the run's ids are read
   expect(await items.locator('.message').allTextContents()).toEqual([
     expect.stringContaining('calculator waits for your decision'),
     'A started',
