@@ -160,6 +160,7 @@ export function createRunFilter(onChange: () => void): RunFilter {
   function choose(value: string): void {
     run = value;
     ids = null;
+    followUp = false;
     evicted = 0;
     generation += 1;
     window.clearTimeout(timer);

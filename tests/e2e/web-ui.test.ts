@@ -371,6 +371,18 @@ test('inbox: the run filter shows what one run sent, and follows it while it sen
   await items.filter({ hasText: 'B says hello' }).waitFor();
   expect(await items.count()).toBe(1);
   expect(await page.locator('#filter-run').inputValue()).toBe(idB);
+  // A run named only by an approval notification's id (approval:<run>:<call>) is offered too.
+  const elsewhere = uid('elsewhere');
+  await post('/api/notifications', {
+    target: inboxWorkflowId(user),
+    id: `approval:${elsewhere}:call-9`,
+    type: 'warning',
+    message: 'Approval needed elsewhere',
+  });
+  await page.locator(`#filter-run option[value="${elsewhere}"]`).waitFor({ state: 'attached' });
+  expect(await page.locator(`#filter-run option[value="${elsewhere}"]`).textContent()).toBe(
+    `${elsewhere} (has approvals)`,
+  );
   await page.close();
 }, 60_000);
 
