@@ -6,6 +6,7 @@
  */
 import { appRoot, h, timeEl } from './dom';
 import { api } from './http';
+import { createRunFilter } from './run-filter';
 import { sanitizedFragment } from './sanitize';
 import { follow } from './sse';
 import { TYPE_ICONS, showToast } from './toasts';
@@ -51,6 +52,7 @@ export function startInbox(user: string | undefined): void {
   });
   const empty = h('p', { class: 'muted empty' }, 'No notifications.');
   const problem = h('p', { class: 'error', role: 'alert', hidden: true });
+  const byRun = createRunFilter(() => render());
 
   unreadBox.addEventListener('change', () => {
     filters.unread = unreadBox.checked;
@@ -74,7 +76,9 @@ export function startInbox(user: string | undefined): void {
       h('label', { for: 'filter-unread' }, unreadBox, ' Unread only'),
       h('label', { for: 'filter-type' }, 'Type ', typeSelect),
       h('label', { for: 'filter-group' }, 'Group ', groupSelect),
+      byRun.control,
     ),
+    byRun.hint,
     problem,
     listEl,
     empty,
@@ -168,7 +172,7 @@ export function startInbox(user: string | undefined): void {
 
     const shown = mirror.list
       .filter((n) => (!filters.unread || !n.read) && (!filters.type || n.type === filters.type))
-      .filter((n) => !filters.group || n.group === filters.group)
+      .filter((n) => (!filters.group || n.group === filters.group) && byRun.matches(n))
       .reverse();
     const wanted: HTMLLIElement[] = [];
     const live = new Set<string>();
@@ -196,7 +200,11 @@ export function startInbox(user: string | undefined): void {
     if (current.length !== wanted.length || current.some((el, i) => el !== wanted[i]))
       listEl.replaceChildren(...wanted);
     empty.hidden = shown.length > 0;
-    empty.textContent = mirror.list.length > 0 ? 'No notifications match the filter.' : 'No notifications.';
+    empty.textContent = byRun.loading()
+      ? 'Reading the run’s notifications…'
+      : mirror.list.length > 0
+        ? 'No notifications match the filter.'
+        : 'No notifications.';
   }
 
   /** Applies a diff: drop evicted items from the front, then place each item at its number. */
@@ -213,6 +221,7 @@ export function startInbox(user: string | undefined): void {
         if (!n.read && (!old || old.timestamp !== n.timestamp || old.message !== n.message)) showToast(n);
       }
     }
+    if (items.length > 0) byRun.inboxChanged(items);
     render();
   }
 
@@ -220,6 +229,7 @@ export function startInbox(user: string | undefined): void {
     mirror.list = [...list];
     Object.assign(mirror, { guid: pos.guid, update: pos.update, count: pos.count, evicted: pos.evicted });
     mirror.loaded = true;
+    byRun.inboxChanged(mirror.list);
     render();
   }
 

@@ -278,6 +278,114 @@ test('inbox: the page follows an inbox across continue-as-new', async () => {
   await page.close();
 }, 60_000);
 
+test('inbox: the run filter shows what one run sent, and follows it while it sends more', async () => {
+  const user = uid('runs');
+  const notify = (message: string, type = 'info') =>
+    callTurn(['notify_user', { type, message, priority: 10, display_time: 1 }]);
+  const idA = uid('run-a');
+  const idB = uid('run-b');
+  // Run A notifies, then waits for an approval (which also notifies), then notifies again.
+  const runA = await startAgentRun(
+    fx.client,
+    {
+      task: 'notify, compute, notify',
+      tools: ['notify_user', 'calculator'],
+      policy: { requireApproval: ['calculator'] },
+      notify: { user },
+      model: {
+        provider: 'scripted',
+        turns: [
+          notify('A started'),
+          callTurn(['calculator', { expression: '2+2' }, 'calc-a']),
+          notify('A finished', 'success'),
+          answerTurn('Done.'),
+        ],
+      },
+    },
+    { workflowId: idA, taskQueue },
+  );
+  const runB = await startAgentRun(
+    fx.client,
+    {
+      task: 'notify',
+      tools: ['notify_user'],
+      notify: { user },
+      model: { provider: 'scripted', turns: [notify('B says hello'), answerTurn('Done.')] },
+    },
+    { workflowId: idB, taskQueue },
+  );
+  await runB.result();
+  // Both runs are in the runs list (visibility) before the page reads it.
+  for (let i = 0; i < 100; i++) {
+    const { runs } = (await (await fetch(`${api.url}/api/runs?limit=50`)).json()) as {
+      runs: { workflowId: string }[];
+    };
+    const ids = runs.map((r) => r.workflowId);
+    if (ids.includes(idA) && ids.includes(idB)) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const page = await newPage();
+  await page.goto(`${api.url}/inbox/${user}`);
+  const items = page.locator('#notifications li');
+  await items.filter({ hasText: 'B says hello' }).waitFor();
+  await items.filter({ hasText: 'Approval needed: calculator' }).waitFor();
+  expect(await items.count()).toBe(3);
+
+  await page.selectOption('#filter-run', idA);
+  await items.filter({ hasText: 'B says hello' }).waitFor({ state: 'detached' });
+  await items.filter({ hasText: 'A started' }).waitFor(); // once the run's ids are read
+  expect(await items.locator('.message').allTextContents()).toEqual([
+    expect.stringContaining('calculator waits for your decision'),
+    'A started',
+  ]);
+  expect(await page.locator('#filter-run option:checked').textContent()).toMatch(
+    new RegExp(`^${idA} \\((waiting for approval|running)\\)$`),
+  );
+  expect(new URL(page.url()).searchParams.get('run')).toBe(idA);
+  expect(await page.getByLabel('Run').getAttribute('aria-describedby')).toBe('filter-run-hint');
+  expect(await page.locator('#filter-run-hint').textContent()).toContain('may have left');
+
+  // What the run sends while it is selected shows up (its ids are read again).
+  await post(`/api/approvals/${encodeURIComponent(idA)}/calc-a`, { approve: true });
+  await runA.result();
+  await items.filter({ hasText: 'A finished' }).waitFor({ timeout: 10_000 });
+  expect(await items.count()).toBe(3);
+  expect(await items.filter({ hasText: 'B says hello' }).count()).toBe(0);
+
+  // With the other filters: run A's success notifications only.
+  await page.selectOption('#filter-type', 'success');
+  expect(await items.locator('.message').allTextContents()).toEqual(['A finished']);
+  await page.selectOption('#filter-type', '');
+
+  await page.selectOption('#filter-run', idB);
+  await items.filter({ hasText: 'A started' }).waitFor({ state: 'detached' });
+  await items.filter({ hasText: 'B says hello' }).waitFor();
+  expect(await items.locator('.message').allTextContents()).toEqual(['B says hello']);
+  await page.selectOption('#filter-run', '');
+  await items.filter({ hasText: 'A finished' }).waitFor();
+  expect(await items.count()).toBe(4);
+  expect(new URL(page.url()).searchParams.has('run')).toBe(false);
+
+  // The choice lives in the address: opening it again shows run B only.
+  await page.goto(`${api.url}/inbox/${user}?run=${encodeURIComponent(idB)}`);
+  await items.filter({ hasText: 'B says hello' }).waitFor();
+  expect(await items.count()).toBe(1);
+  expect(await page.locator('#filter-run').inputValue()).toBe(idB);
+  // A run named only by an approval notification's id (approval:<run>:<call>) is offered too.
+  const elsewhere = uid('elsewhere');
+  await post('/api/notifications', {
+    target: inboxWorkflowId(user),
+    id: `approval:${elsewhere}:call-9`,
+    type: 'warning',
+    message: 'Approval needed elsewhere',
+  });
+  await page.locator(`#filter-run option[value="${elsewhere}"]`).waitFor({ state: 'attached' });
+  expect(await page.locator(`#filter-run option[value="${elsewhere}"]`).textContent()).toBe(
+    `${elsewhere} (has approvals)`,
+  );
+  await page.close();
+}, 60_000);
+
 test('run page: an approval edited and approved in the browser lets the run finish; runs list', async () => {
   const id = uid('approve-run');
   const input: AgentInput = {
