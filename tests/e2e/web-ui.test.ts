@@ -113,6 +113,9 @@ async function screenshot(page: Page, name: string): Promise<void> {
 async function newPage(): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1200, height: 800 } });
   page.on('pageerror', (err) => console.error(`page error: ${err.message}`));
+  // Pages poll the API every 1–3 s and the run behind them shares a 2-core machine with the dev
+  // server: waiting is bounded by each test's own timeout, not by Playwright's 30 s default.
+  page.setDefaultTimeout(45_000);
   return page;
 }
 
@@ -276,7 +279,7 @@ test('inbox: the page follows an inbox across continue-as-new', async () => {
   ]);
   expect(await page.locator('#unread-count').textContent()).toBe('8');
   await page.close();
-}, 60_000);
+}, 90_000);
 
 test('inbox: the run filter shows what one run sent, and follows it while it sends more', async () => {
   const user = uid('runs');
@@ -384,7 +387,7 @@ test('inbox: the run filter shows what one run sent, and follows it while it sen
     `${elsewhere} (has approvals)`,
   );
   await page.close();
-}, 60_000);
+}, 90_000);
 
 test('run page: an approval edited and approved in the browser lets the run finish; runs list', async () => {
   const id = uid('approve-run');
@@ -430,7 +433,7 @@ test('run page: an approval edited and approved in the browser lets the run fini
   await page.setViewportSize({ width: 375, height: 700 });
   expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(375);
   await page.close();
-}, 90_000);
+}, 150_000);
 
 test('run page: a rejection needs a reason, and the model reads it', async () => {
   const id = uid('reject-run');
@@ -456,7 +459,7 @@ test('run page: a rejection needs a reason, and the model reads it', async () =>
   expect(result.answer).toContain('The user rejected this call: not needed today');
   await page.locator('#approvals', { hasText: 'Nothing waits for approval.' }).waitFor();
   await page.close();
-}, 60_000);
+}, 90_000);
 
 test('run page: the answer’s web sources are links', async () => {
   const id = uid('cite-run');
@@ -486,7 +489,7 @@ test('run page: the answer’s web sources are links', async () => {
   await page.emulateMedia({ colorScheme: 'dark' });
   expect(await background()).toBe('rgb(21, 23, 27)');
   await page.close();
-}, 60_000);
+}, 90_000);
 
 test('with a token: pages need a login, the cookie is HttpOnly, cross-site requests are refused', async () => {
   const secured = await startApiServer({
@@ -526,4 +529,4 @@ test('with a token: pages need a login, the cookie is HttpOnly, cross-site reque
   } finally {
     await secured.close();
   }
-}, 60_000);
+}, 90_000);
