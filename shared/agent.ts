@@ -5,6 +5,7 @@ import type { Citation, CitationState } from './citations';
 import type { NotificationState } from './notifications/state';
 import { BUDGETS, formatBytes, jsonBytes, overBudgetMessage, utf8Bytes } from './budgets';
 import type { ContentRef } from './content';
+import type { PendingApproval } from './api-shapes';
 import { ModelChoiceSchema } from './model';
 import { TOOL_NAMES } from './tools/registry';
 import { inboxUserProblem } from './identifiers';
@@ -185,20 +186,7 @@ export interface PendingToolCall {
   state: 'queued' | 'awaiting_approval' | 'running';
 }
 
-/** A tool call waiting for a person's decision, as the `state` query lists it. */
-export interface PendingApproval {
-  toolCallId: string;
-  tool: string;
-  /** The validated arguments the call would run with. */
-  args: unknown;
-  /** The arguments in words. */
-  summary: string;
-  /** Why the policy asks. */
-  reason: string;
-  step: number;
-  /** When the call is refused if nobody decides (ISO 8601). */
-  deadline: string;
-}
+export type { PendingApproval } from './api-shapes';
 
 /** Something that happened in a run, for live progress in CLIs and UIs. */
 export interface AgentEvent {

@@ -1,5 +1,8 @@
 /** What the browser reads from the API: the shapes of its JSON answers (see README, HTTP API). */
 
+import type { PendingApproval } from '../shared/api-shapes';
+export type { PendingApproval, RunSummary } from '../shared/api-shapes';
+
 /** Notification types, in the order filters list them. */
 export const NOTIFICATION_TYPES = ['info', 'success', 'warning', 'error', 'progress'] as const;
 export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
@@ -42,28 +45,6 @@ export interface Changes extends ListPosition {
 export interface Resume extends ListPosition {
   reset: boolean;
   notifications: Notification[];
-}
-
-export interface RunSummary {
-  workflowId: string;
-  execution: string;
-  status: string | null;
-  started: string;
-  closed: string | null;
-  step: number | null;
-  lastTool: string | null;
-  model: string | null;
-  task: string | null;
-}
-
-export interface PendingApproval {
-  toolCallId: string;
-  tool: string;
-  args: unknown;
-  summary: string;
-  reason: string;
-  step: number;
-  deadline: string;
 }
 
 export interface AgentState {

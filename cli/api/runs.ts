@@ -80,21 +80,8 @@ export const RUN_STATUSES: readonly AgentStatus[] = [
 /** Most runs one list answer holds. */
 export const MAX_RUNS_PER_LIST = 200;
 
-/** One run as the runs list shows it. */
-export interface RunSummary {
-  workflowId: string;
-  /** Temporal's execution status: RUNNING, COMPLETED, FAILED, … */
-  execution: string;
-  /** The agent's own status, when the namespace has the agent search attributes. */
-  status: string | null;
-  started: string;
-  closed: string | null;
-  step: number | null;
-  lastTool: string | null;
-  model: string | null;
-  /** The task's first 200 characters (the run's memo). */
-  task: string | null;
-}
+import type { RunSummary } from '../../shared/api-shapes';
+export type { RunSummary } from '../../shared/api-shapes';
 
 function summary(wf: WorkflowExecutionInfo): RunSummary {
   const sa = wf.typedSearchAttributes;

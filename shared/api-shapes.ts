@@ -1,0 +1,35 @@
+/**
+ * Shapes of API answers that the server and the web pages share. No imports: the browser code
+ * (web/, with its own tsconfig and no Node types) reads these too.
+ */
+
+/** A tool call waiting for a person's decision, as the `state` query lists it. */
+export interface PendingApproval {
+  toolCallId: string;
+  tool: string;
+  /** The validated arguments the call would run with. */
+  args: unknown;
+  /** The arguments in words. */
+  summary: string;
+  /** Why the policy asks. */
+  reason: string;
+  step: number;
+  /** When the call is refused if nobody decides (ISO 8601). */
+  deadline: string;
+}
+
+/** One run as the runs list (`GET /api/runs`) shows it. */
+export interface RunSummary {
+  workflowId: string;
+  /** Temporal's execution status: RUNNING, COMPLETED, FAILED, … */
+  execution: string;
+  /** The agent's own status, when the namespace has the agent search attributes. */
+  status: string | null;
+  started: string;
+  closed: string | null;
+  step: number | null;
+  lastTool: string | null;
+  model: string | null;
+  /** The task's first 200 characters (the run's memo). */
+  task: string | null;
+}
