@@ -5,7 +5,7 @@ import type { Citation, CitationState } from './citations';
 import type { NotificationState } from './notifications/state';
 import { BUDGETS, formatBytes, jsonBytes, overBudgetMessage, utf8Bytes } from './budgets';
 import type { ContentRef } from './content';
-import type { PendingApproval } from './api-shapes';
+import type { AgentEvent, PendingApproval } from './api-shapes';
 import { ModelChoiceSchema } from './model';
 import { TOOL_NAMES } from './tools/registry';
 import { inboxUserProblem } from './identifiers';
@@ -188,32 +188,7 @@ export interface PendingToolCall {
 
 export type { PendingApproval } from './api-shapes';
 
-/** Something that happened in a run, for live progress in CLIs and UIs. */
-export interface AgentEvent {
-  seq: number;
-  at: string;
-  step: number;
-  kind:
-    | 'model_started'
-    | 'model_finished'
-    | 'tool_started'
-    | 'tool_finished'
-    | 'tool_rejected'
-    | 'approval_requested'
-    | 'approval_decided'
-    | 'user_message'
-    | 'continued_as_new'
-    | 'budget_warning'
-    | 'final_answer'
-    | 'stopped'
-    | 'error';
-  toolCallId?: string;
-  tool?: string;
-  args?: unknown;
-  text?: string;
-  isError?: boolean;
-  durationMs?: number;
-}
+export type { AgentEvent } from './api-shapes';
 
 /** Usage counters of a run, across continue-as-new. */
 export interface RunUsage extends Usage {

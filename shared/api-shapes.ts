@@ -33,3 +33,30 @@ export interface RunSummary {
   /** The task's first 200 characters (the run's memo). */
   task: string | null;
 }
+
+/** Something that happened in a run, for live progress in CLIs and UIs. */
+export interface AgentEvent {
+  seq: number;
+  at: string;
+  step: number;
+  kind:
+    | 'model_started'
+    | 'model_finished'
+    | 'tool_started'
+    | 'tool_finished'
+    | 'tool_rejected'
+    | 'approval_requested'
+    | 'approval_decided'
+    | 'user_message'
+    | 'continued_as_new'
+    | 'budget_warning'
+    | 'final_answer'
+    | 'stopped'
+    | 'error';
+  toolCallId?: string;
+  tool?: string;
+  args?: unknown;
+  text?: string;
+  isError?: boolean;
+  durationMs?: number;
+}

@@ -1,7 +1,7 @@
 /** What the browser reads from the API: the shapes of its JSON answers (see README, HTTP API). */
 
 import type { PendingApproval } from '../shared/api-shapes';
-export type { PendingApproval, RunSummary } from '../shared/api-shapes';
+export type { AgentEvent, PendingApproval, RunSummary } from '../shared/api-shapes';
 
 /** Notification types, in the order filters list them. */
 export const NOTIFICATION_TYPES = ['info', 'success', 'warning', 'error', 'progress'] as const;
@@ -67,19 +67,6 @@ export interface RunDetail {
   closed: string | null;
   task: string | null;
   state: AgentState;
-}
-
-export interface AgentEvent {
-  seq: number;
-  at: string;
-  step: number;
-  kind: string;
-  toolCallId?: string;
-  tool?: string;
-  args?: unknown;
-  text?: string;
-  isError?: boolean;
-  durationMs?: number;
 }
 
 export interface TranscriptEntry {
