@@ -10,7 +10,8 @@
  *   NODE_OPTIONS=--expose-gc npx tsx bench/density.ts [--n 10,100,500,2000] [--steps 5]
  *     [--modes never,auto] [--cache N] [--wft-slots N] [--act-slots N] [--la-slots N]
  *     [--wft-pollers N] [--act-pollers N] [--reuse-v8 true|false] [--no-density] [--density-only]
- *     [--preload zod,...]   (modules the workflow sandbox evaluates once and shares, frozen)
+ *     [--preload <module>,...]   (more modules the workflow sandbox evaluates once and shares, frozen;
+ *     zod and the schemas are always shared: WORKFLOW_PRELOAD_MODULES)
  */
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
@@ -22,7 +23,7 @@ import type { DevServerFixture } from '../tests/support/dev-server';
 import { startDevServerFixture } from '../tests/support/dev-server';
 import { testConfig, uid, workflowBundle } from '../tests/support/temporal';
 import type { WorkerTuning } from '../workers/worker';
-import { WORKFLOWS_PATH, createAgentWorker } from '../workers/worker';
+import { WORKFLOWS_PATH, WORKFLOW_PRELOAD_MODULES, createAgentWorker } from '../workers/worker';
 import { floorBundle, withFloorWorker } from './fixtures/floor';
 import { percentile } from './stats';
 
@@ -213,7 +214,7 @@ async function main(): Promise<void> {
     ? await bundleWorkflowCode({
         workflowsPath: WORKFLOWS_PATH,
         logger: new DefaultLogger('WARN'),
-        preloadModules: preload,
+        preloadModules: [...WORKFLOW_PRELOAD_MODULES, ...preload],
       })
     : await workflowBundle();
   const floor = await floorBundle();

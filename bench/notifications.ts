@@ -32,7 +32,7 @@ import {
 import { DEFAULT_MAX_NOTIFICATIONS } from '../shared/notifications/schema';
 import type { NotificationInput } from '../shared/notifications/schema';
 import { loadWorkerConfig } from '../workers/config';
-import { WORKFLOWS_PATH, createAgentWorker } from '../workers/worker';
+import { WORKFLOWS_PATH, WORKFLOW_PRELOAD_MODULES, createAgentWorker } from '../workers/worker';
 import { freePort } from '../tests/support/processes';
 import { tempDir } from '../tests/support/temporal';
 import { percentile, summary } from './stats';
@@ -180,6 +180,7 @@ async function main() {
     workflowBundle: await bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
       logger: new DefaultLogger('WARN'),
+      preloadModules: WORKFLOW_PRELOAD_MODULES,
     }),
   });
 

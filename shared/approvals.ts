@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { schemaOnce } from './schema-once';
 import { TOOL_NAMES } from './tools/registry';
 
 /**
@@ -17,55 +18,61 @@ export const DEFAULT_UNTRUSTED_TOOLS: readonly string[] = Object.freeze(['fetch_
 export const APPROVAL_MODES = ['always', 'never', 'rules'] as const;
 
 /** Rules for one tool: the call waits for approval when any rule that is set matches. */
-export const ToolApprovalRulesSchema = z
-  .object({
-    allowedDomains: z
-      .array(
-        z
-          .string()
-          .trim()
-          .toLowerCase()
-          .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/, {
-            message: 'give a domain such as "example.com"',
-          }),
-      )
-      .max(100)
-      .optional()
-      .describe('send_email: recipients (to, cc, bcc) outside these domains need approval'),
-    writes: z
-      .boolean()
-      .optional()
-      .describe('sql_query: statements that may write need approval (true) or not (false)'),
-    untrusted: z
-      .boolean()
-      .optional()
-      .describe('Calls need approval once untrusted content (e.g. fetched mail) is in the conversation'),
-  })
-  .strict();
+export const ToolApprovalRulesSchema = schemaOnce('shared/approvals#ToolApprovalRulesSchema', () =>
+  z
+    .object({
+      allowedDomains: z
+        .array(
+          z
+            .string()
+            .trim()
+            .toLowerCase()
+            .regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/, {
+              message: 'give a domain such as "example.com"',
+            }),
+        )
+        .max(100)
+        .optional()
+        .describe('send_email: recipients (to, cc, bcc) outside these domains need approval'),
+      writes: z
+        .boolean()
+        .optional()
+        .describe('sql_query: statements that may write need approval (true) or not (false)'),
+      untrusted: z
+        .boolean()
+        .optional()
+        .describe('Calls need approval once untrusted content (e.g. fetched mail) is in the conversation'),
+    })
+    .strict(),
+);
 /** Rules for one tool. */
 export type ToolApprovalRules = z.infer<typeof ToolApprovalRulesSchema>;
 
 /** How one tool's calls are approved: "always", "never", or rules. */
-export const ToolApprovalSchema = z.union([z.enum(['always', 'never']), ToolApprovalRulesSchema], {
-  error: `use "always", "never" or rules such as { "allowedDomains": ["example.com"] }, { "writes": true }, { "untrusted": true }`,
-});
+export const ToolApprovalSchema = schemaOnce('shared/approvals#ToolApprovalSchema', () =>
+  z.union([z.enum(['always', 'never']), ToolApprovalRulesSchema], {
+    error: `use "always", "never" or rules such as { "allowedDomains": ["example.com"] }, { "writes": true }, { "untrusted": true }`,
+  }),
+);
 /** How one tool's calls are approved. */
 export type ToolApproval = z.infer<typeof ToolApprovalSchema>;
 
 /** Approval settings of a run (or the worker's defaults for runs). */
-export const ApprovalPolicySchema = z
-  .object({
-    tools: z
-      .record(z.string(), ToolApprovalSchema)
-      .optional()
-      .describe('Per tool: "always", "never" or rules; tools not named follow the safe defaults'),
-    untrustedTools: z
-      .array(z.string())
-      .max(64)
-      .optional()
-      .describe('Tools whose results are untrusted content (default: fetch_email, web_search)'),
-  })
-  .strict();
+export const ApprovalPolicySchema = schemaOnce('shared/approvals#ApprovalPolicySchema', () =>
+  z
+    .object({
+      tools: z
+        .record(z.string(), ToolApprovalSchema)
+        .optional()
+        .describe('Per tool: "always", "never" or rules; tools not named follow the safe defaults'),
+      untrustedTools: z
+        .array(z.string())
+        .max(64)
+        .optional()
+        .describe('Tools whose results are untrusted content (default: fetch_email, web_search)'),
+    })
+    .strict(),
+);
 /** Approval settings of a run. */
 export type ApprovalPolicy = z.infer<typeof ApprovalPolicySchema>;
 

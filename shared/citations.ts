@@ -11,6 +11,7 @@
  * a UI can sort citations by the order the agent saw them.
  */
 import { z } from 'zod';
+import { schemaOnce } from './schema-once';
 import { jsonBytes } from './budgets';
 
 /** Where a search result came from: a web page or a chunk of a knowledge-base file. */
@@ -51,25 +52,29 @@ export interface SearchRecord {
 export type UncitedSearchRecord = Omit<SearchRecord, 'cite_index'>;
 
 /** Schema of {@link UncitedSearchRecord}; activities and the workflow check records against it. */
-export const UncitedSearchRecordSchema = z.object({
-  title: z.string(),
-  url: z.string(),
-  text: z.string(),
-  published_date: z.string().nullable(),
-  source_type: z.enum(['url', 'file']),
-  filename: z.string().nullable(),
-  score: z.number().nullable(),
-  score_details: z.record(z.string(), z.union([z.string(), z.number()])),
-  search_type: z.string(),
-  sign: z.string().regex(/^[a-z]$/),
-});
+export const UncitedSearchRecordSchema = schemaOnce('shared/citations#UncitedSearchRecordSchema', () =>
+  z.object({
+    title: z.string(),
+    url: z.string(),
+    text: z.string(),
+    published_date: z.string().nullable(),
+    source_type: z.enum(['url', 'file']),
+    filename: z.string().nullable(),
+    score: z.number().nullable(),
+    score_details: z.record(z.string(), z.union([z.string(), z.number()])),
+    search_type: z.string(),
+    sign: z.string().regex(/^[a-z]$/),
+  }),
+);
 
 /** `ToolResult.data` of every search activity. */
 export interface SearchToolData {
   records: UncitedSearchRecord[];
 }
 
-const SearchToolDataSchema = z.object({ records: z.array(UncitedSearchRecordSchema) });
+const SearchToolDataSchema = schemaOnce('shared/citations#SearchToolDataSchema', () =>
+  z.object({ records: z.array(UncitedSearchRecordSchema) }),
+);
 
 /**
  * The records in a search activity's `ToolResult.data`, or undefined when `data` is not search data

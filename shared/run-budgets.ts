@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { schemaOnce } from './schema-once';
 import type { Usage } from './conversation';
 
 /**
@@ -7,27 +8,31 @@ import type { Usage } from './conversation';
  */
 
 /** Price of one model in US dollars per million tokens. */
-export const ModelPriceSchema = z
-  .object({
-    inputPerMillion: z.number().nonnegative().describe('USD per million input tokens'),
-    outputPerMillion: z.number().nonnegative().describe('USD per million output tokens'),
-  })
-  .strict();
+export const ModelPriceSchema = schemaOnce('shared/run-budgets#ModelPriceSchema', () =>
+  z
+    .object({
+      inputPerMillion: z.number().nonnegative().describe('USD per million input tokens'),
+      outputPerMillion: z.number().nonnegative().describe('USD per million output tokens'),
+    })
+    .strict(),
+);
 /** Price of one model. */
 export type ModelPrice = z.infer<typeof ModelPriceSchema>;
 
 /** Prices keyed by "provider:model" (e.g. "openai:gpt-4o-mini") or by provider alone ("scripted", "local"). */
-export const PriceTableSchema = z.record(z.string(), ModelPriceSchema).superRefine((table, ctx) => {
-  for (const key of Object.keys(table)) {
-    if (!/^(scripted|local|openai|anthropic)(:\S{1,200})?$/.test(key)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [key],
-        message: `key prices by "provider:model" (e.g. "openai:gpt-4o-mini") or provider ("scripted", "local"), not "${key.slice(0, 80)}"`,
-      });
+export const PriceTableSchema = schemaOnce('shared/run-budgets#PriceTableSchema', () =>
+  z.record(z.string(), ModelPriceSchema).superRefine((table, ctx) => {
+    for (const key of Object.keys(table)) {
+      if (!/^(scripted|local|openai|anthropic)(:\S{1,200})?$/.test(key)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `key prices by "provider:model" (e.g. "openai:gpt-4o-mini") or provider ("scripted", "local"), not "${key.slice(0, 80)}"`,
+        });
+      }
     }
-  }
-});
+  }),
+);
 /** A price table. */
 export type PriceTable = z.infer<typeof PriceTableSchema>;
 

@@ -58,6 +58,14 @@ const FAILURE_CONVERTER_PATH = require.resolve('./failure-converter');
 /** Path of the workflows entry, resolvable from source (tsx, jest) and from dist/. */
 export const WORKFLOWS_PATH = require.resolve('../workflows');
 
+/**
+ * Modules the workflow sandbox evaluates once and shares between the workflows it runs: zod and
+ * the schema cache (shared/schema-once.ts), so a cached workflow does not carry its own copy of
+ * every schema. Every bundle of workflows/ is built with them (bundleWorkflowCode's
+ * `preloadModules`).
+ */
+export const WORKFLOW_PRELOAD_MODULES = [require.resolve('../shared/schema-once')];
+
 /** Creates the agent worker: agent workflows plus the model activity and one activity per tool. */
 export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worker> {
   const activities = {
@@ -74,7 +82,9 @@ export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worke
     connection: opts.connection,
     namespace: opts.namespace,
     taskQueue: opts.taskQueue ?? opts.config.taskQueue,
-    ...(opts.workflowBundle ? { workflowBundle: opts.workflowBundle } : { workflowsPath: WORKFLOWS_PATH }),
+    ...(opts.workflowBundle
+      ? { workflowBundle: opts.workflowBundle }
+      : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: { preloadModules: WORKFLOW_PRELOAD_MODULES } }),
     activities,
     ...(opts.config.codecKeys
       ? {

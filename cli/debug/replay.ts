@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { globalHandlers } from '@temporalio/worker/lib/workflow/vm-shared';
-import { WORKFLOWS_PATH } from '../../workers/worker';
+import { WORKFLOWS_PATH, WORKFLOW_PRELOAD_MODULES } from '../../workers/worker';
 import { PROJECT_ROOT } from '../binaries';
 import { cachedBundle, storeBundle } from './bundle-cache';
 import type { History, HistoryEvent } from './history';
@@ -49,6 +49,7 @@ export async function replayBundle(
   const bundle = await bundleWorkflowCode({
     workflowsPath: path.resolve(workflowsPath),
     logger: new DefaultLogger('ERROR'),
+    preloadModules: WORKFLOW_PRELOAD_MODULES,
   });
   if (cacheDir) storeBundle(cacheDir, workflowsPath, bundle);
   return bundle;

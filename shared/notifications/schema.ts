@@ -5,6 +5,7 @@
  * Everything here is pure and deterministic, so workflow code may import it.
  */
 import { z } from 'zod';
+import { schemaOnce } from '../schema-once';
 import { BUDGETS, jsonBytes, overBudgetMessage, utf8Bytes } from '../budgets';
 
 /** Kinds of notification; a UI picks icon and colour by it. */
@@ -101,43 +102,45 @@ export const API_NOTIFICATION_DEFAULTS: NotificationDefaults = Object.freeze({
  * Do not validate with it: {@link validateNotificationInput} is the contract (check order, exact
  * messages, numeric-string priorities, per-producer defaults).
  */
-export const NotificationInputSchema = z.object({
-  message: z.string().max(NOTIFICATION_LIMITS.message).describe('Text shown to the user (required)'),
-  title: z.string().max(NOTIFICATION_LIMITS.title).optional().describe('Short heading'),
-  detail: z
-    .string()
-    .max(NOTIFICATION_LIMITS.detail)
-    .optional()
-    .describe('Longer content shown when the user expands the notification; may contain HTML'),
-  type: z
-    .enum(NOTIFICATION_TYPES)
-    .optional()
-    .describe('info (plain notes), success (completed tasks only), warning, error, progress; default info'),
-  priority: z
-    .literal(NOTIFICATION_PRIORITIES)
-    .optional()
-    .describe('20 high urgency, 10 normal urgency; omit for high'),
-  timeout: z
-    .number()
-    .nonnegative()
-    .optional()
-    .describe('Seconds the notification stays on screen; default 30'),
-  display_time: z
-    .number()
-    .nonnegative()
-    .optional()
-    .describe('Seconds on screen (API/CLI name of timeout; wins when both are given)'),
-  id: z
-    .string()
-    .max(NOTIFICATION_LIMITS.id)
-    .optional()
-    .describe('Reuse an id to update that notification in place, e.g. for progress'),
-  group: z
-    .string()
-    .max(NOTIFICATION_LIMITS.group)
-    .optional()
-    .describe('Groups related notifications, e.g. all from one job'),
-});
+export const NotificationInputSchema = schemaOnce('shared/notifications/schema#NotificationInputSchema', () =>
+  z.object({
+    message: z.string().max(NOTIFICATION_LIMITS.message).describe('Text shown to the user (required)'),
+    title: z.string().max(NOTIFICATION_LIMITS.title).optional().describe('Short heading'),
+    detail: z
+      .string()
+      .max(NOTIFICATION_LIMITS.detail)
+      .optional()
+      .describe('Longer content shown when the user expands the notification; may contain HTML'),
+    type: z
+      .enum(NOTIFICATION_TYPES)
+      .optional()
+      .describe('info (plain notes), success (completed tasks only), warning, error, progress; default info'),
+    priority: z
+      .literal(NOTIFICATION_PRIORITIES)
+      .optional()
+      .describe('20 high urgency, 10 normal urgency; omit for high'),
+    timeout: z
+      .number()
+      .nonnegative()
+      .optional()
+      .describe('Seconds the notification stays on screen; default 30'),
+    display_time: z
+      .number()
+      .nonnegative()
+      .optional()
+      .describe('Seconds on screen (API/CLI name of timeout; wins when both are given)'),
+    id: z
+      .string()
+      .max(NOTIFICATION_LIMITS.id)
+      .optional()
+      .describe('Reuse an id to update that notification in place, e.g. for progress'),
+    group: z
+      .string()
+      .max(NOTIFICATION_LIMITS.group)
+      .optional()
+      .describe('Groups related notifications, e.g. all from one job'),
+  }),
+);
 
 /** What a producer sends; see {@link NotificationInputSchema}. */
 export type NotificationInput = z.input<typeof NotificationInputSchema>;
@@ -172,35 +175,39 @@ export type NotificationValidation =
     };
 
 /** One stored notification, as queries return it. */
-export const NotificationSchema = z.object({
-  /** Position in the list, 0 = oldest; re-assigned when old notifications are evicted. */
-  no: z.number().int().nonnegative(),
-  id: z.string().min(1).max(NOTIFICATION_LIMITS.id),
-  type: z.enum(NOTIFICATION_TYPES),
-  priority: z.literal(NOTIFICATION_PRIORITIES),
-  title: z.string(),
-  message: z.string(),
-  detail: z.string(),
-  /** ISO 8601 time of creation or of the last in-place update. */
-  timestamp: z.iso.datetime({ offset: true }),
-  display_time: z.number().nonnegative(),
-  read: z.boolean(),
-  group: z.string(),
-});
+export const NotificationSchema = schemaOnce('shared/notifications/schema#NotificationSchema', () =>
+  z.object({
+    /** Position in the list, 0 = oldest; re-assigned when old notifications are evicted. */
+    no: z.number().int().nonnegative(),
+    id: z.string().min(1).max(NOTIFICATION_LIMITS.id),
+    type: z.enum(NOTIFICATION_TYPES),
+    priority: z.literal(NOTIFICATION_PRIORITIES),
+    title: z.string(),
+    message: z.string(),
+    detail: z.string(),
+    /** ISO 8601 time of creation or of the last in-place update. */
+    timestamp: z.iso.datetime({ offset: true }),
+    display_time: z.number().nonnegative(),
+    read: z.boolean(),
+    group: z.string(),
+  }),
+);
 
 /** One stored notification; see {@link NotificationSchema}. */
 export type Notification = z.infer<typeof NotificationSchema>;
 
 /** Payload of "mark read": either `ids` (unknown ids are ignored) or `all: true`, not both. */
-export const MarkReadInputSchema = z
-  .object({
-    ids: z.array(z.string().min(1).max(NOTIFICATION_LIMITS.id)).max(10_000).optional(),
-    all: z.boolean().optional(),
-  })
-  .strict()
-  .refine((v) => (v.ids !== undefined) !== (v.all === true), {
-    error: 'give either ids (a list of notification ids) or all: true, not both',
-  });
+export const MarkReadInputSchema = schemaOnce('shared/notifications/schema#MarkReadInputSchema', () =>
+  z
+    .object({
+      ids: z.array(z.string().min(1).max(NOTIFICATION_LIMITS.id)).max(10_000).optional(),
+      all: z.boolean().optional(),
+    })
+    .strict()
+    .refine((v) => (v.ids !== undefined) !== (v.all === true), {
+      error: 'give either ids (a list of notification ids) or all: true, not both',
+    }),
+);
 
 /** Payload of "mark read"; see {@link MarkReadInputSchema}. */
 export type MarkReadInput = z.infer<typeof MarkReadInputSchema>;
@@ -250,33 +257,35 @@ function parseSeconds(value: unknown): number | undefined {
 }
 
 /** Type and length checks run after the three contract checks; messages name the field. */
-const FieldsSchema = z.object({
-  message: z.string({ error: 'message must be a string' }).max(NOTIFICATION_LIMITS.message, {
-    error: `message must be at most ${NOTIFICATION_LIMITS.message} characters`,
+const FieldsSchema = schemaOnce('shared/notifications/schema#FieldsSchema', () =>
+  z.object({
+    message: z.string({ error: 'message must be a string' }).max(NOTIFICATION_LIMITS.message, {
+      error: `message must be at most ${NOTIFICATION_LIMITS.message} characters`,
+    }),
+    title: z
+      .string({ error: 'title must be a string' })
+      .max(NOTIFICATION_LIMITS.title, {
+        error: `title must be at most ${NOTIFICATION_LIMITS.title} characters`,
+      })
+      .nullish(),
+    detail: z
+      .string({ error: 'detail must be a string' })
+      .max(NOTIFICATION_LIMITS.detail, {
+        error: `detail must be at most ${NOTIFICATION_LIMITS.detail} characters`,
+      })
+      .nullish(),
+    id: z
+      .string({ error: 'id must be a string' })
+      .max(NOTIFICATION_LIMITS.id, { error: `id must be at most ${NOTIFICATION_LIMITS.id} characters` })
+      .nullish(),
+    group: z
+      .string({ error: 'group must be a string' })
+      .max(NOTIFICATION_LIMITS.group, {
+        error: `group must be at most ${NOTIFICATION_LIMITS.group} characters`,
+      })
+      .nullish(),
   }),
-  title: z
-    .string({ error: 'title must be a string' })
-    .max(NOTIFICATION_LIMITS.title, {
-      error: `title must be at most ${NOTIFICATION_LIMITS.title} characters`,
-    })
-    .nullish(),
-  detail: z
-    .string({ error: 'detail must be a string' })
-    .max(NOTIFICATION_LIMITS.detail, {
-      error: `detail must be at most ${NOTIFICATION_LIMITS.detail} characters`,
-    })
-    .nullish(),
-  id: z
-    .string({ error: 'id must be a string' })
-    .max(NOTIFICATION_LIMITS.id, { error: `id must be at most ${NOTIFICATION_LIMITS.id} characters` })
-    .nullish(),
-  group: z
-    .string({ error: 'group must be a string' })
-    .max(NOTIFICATION_LIMITS.group, {
-      error: `group must be at most ${NOTIFICATION_LIMITS.group} characters`,
-    })
-    .nullish(),
-});
+);
 
 /**
  * Validates a producer's raw input and applies `defaults`.

@@ -40,6 +40,7 @@
  *   operation that changes `guid`.
  */
 import { z } from 'zod';
+import { schemaOnce } from '../schema-once';
 import { BUDGETS, jsonBytes } from '../budgets';
 import { DEFAULT_MAX_NOTIFICATIONS, DEFAULT_MAX_UPDATES, NotificationSchema } from './schema';
 import type { MarkReadInput, Notification, ValidNotificationInput } from './schema';
@@ -80,59 +81,68 @@ export interface NotificationState {
  * snapshot), including the invariants the operations rely on. Parse before use; an invalid state
  * should fail the run with a non-retryable error.
  */
-export const NotificationStateSchema = z
-  .object({
-    notifications: z.array(NotificationSchema),
-    updates: z.array(z.number().int().nonnegative()),
-    updatesBase: z.number().int().nonnegative(),
-    evicted: z.number().int().nonnegative(),
-    guid: z.string().min(1),
-    max: z.number().int().min(1),
-    maxBytes: z.number().int().min(BUDGETS.notificationBytes).max(BUDGETS.notificationStateBytes).optional(),
-    maxUpdates: z.number().int().min(1).max(DEFAULT_MAX_UPDATES),
-    tombstones: z
-      .array(z.tuple([z.string(), z.string()]))
-      .max(BUDGETS.notificationTombstones)
-      .optional(),
-  })
-  .superRefine((s, ctx) => {
-    if (s.notifications.length > s.max) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `holds ${s.notifications.length} notifications, max is ${s.max}`,
-      });
-    }
-    const bytes = notificationsBytes(s.notifications);
-    const maxBytes = s.maxBytes ?? BUDGETS.notificationStateBytes;
-    if (bytes > maxBytes) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `holds ${bytes} bytes of notifications, maxBytes is ${maxBytes}`,
-      });
-    }
-    if (s.updates.length > s.maxUpdates) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `holds ${s.updates.length} updates, maxUpdates is ${s.maxUpdates}`,
-      });
-    }
-    if (s.notifications.some((n, i) => n.no !== i)) {
-      ctx.addIssue({ code: 'custom', message: 'notification numbers must be 0..count-1 in order' });
-    }
-    if (s.tombstones && tombstoneBytes(s.tombstones) > BUDGETS.notificationTombstoneBytes) {
-      ctx.addIssue({
-        code: 'custom',
-        message: `holds more than ${BUDGETS.notificationTombstoneBytes} bytes of tombstones`,
-      });
-    }
-    if (new Set(s.notifications.map((n) => n.id)).size !== s.notifications.length) {
-      ctx.addIssue({ code: 'custom', message: 'notification ids must be unique' });
-    }
-    const nextOrdinal = s.evicted + s.notifications.length;
-    if (s.updates.some((ordinal) => ordinal >= nextOrdinal)) {
-      ctx.addIssue({ code: 'custom', message: 'updates name a notification that was never created' });
-    }
-  }) satisfies z.ZodType<NotificationState>;
+export const NotificationStateSchema = schemaOnce(
+  'shared/notifications/state#NotificationStateSchema',
+  () =>
+    z
+      .object({
+        notifications: z.array(NotificationSchema),
+        updates: z.array(z.number().int().nonnegative()),
+        updatesBase: z.number().int().nonnegative(),
+        evicted: z.number().int().nonnegative(),
+        guid: z.string().min(1),
+        max: z.number().int().min(1),
+        maxBytes: z
+          .number()
+          .int()
+          .min(BUDGETS.notificationBytes)
+          .max(BUDGETS.notificationStateBytes)
+          .optional(),
+        maxUpdates: z.number().int().min(1).max(DEFAULT_MAX_UPDATES),
+        tombstones: z
+          .array(z.tuple([z.string(), z.string()]))
+          .max(BUDGETS.notificationTombstones)
+          .optional(),
+      })
+      .superRefine((s, ctx) => {
+        if (s.notifications.length > s.max) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `holds ${s.notifications.length} notifications, max is ${s.max}`,
+          });
+        }
+        const bytes = notificationsBytes(s.notifications);
+        const maxBytes = s.maxBytes ?? BUDGETS.notificationStateBytes;
+        if (bytes > maxBytes) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `holds ${bytes} bytes of notifications, maxBytes is ${maxBytes}`,
+          });
+        }
+        if (s.updates.length > s.maxUpdates) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `holds ${s.updates.length} updates, maxUpdates is ${s.maxUpdates}`,
+          });
+        }
+        if (s.notifications.some((n, i) => n.no !== i)) {
+          ctx.addIssue({ code: 'custom', message: 'notification numbers must be 0..count-1 in order' });
+        }
+        if (s.tombstones && tombstoneBytes(s.tombstones) > BUDGETS.notificationTombstoneBytes) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `holds more than ${BUDGETS.notificationTombstoneBytes} bytes of tombstones`,
+          });
+        }
+        if (new Set(s.notifications.map((n) => n.id)).size !== s.notifications.length) {
+          ctx.addIssue({ code: 'custom', message: 'notification ids must be unique' });
+        }
+        const nextOrdinal = s.evicted + s.notifications.length;
+        if (s.updates.some((ordinal) => ordinal >= nextOrdinal)) {
+          ctx.addIssue({ code: 'custom', message: 'updates name a notification that was never created' });
+        }
+      }) satisfies z.ZodType<NotificationState>,
+);
 
 /** What operations need from the outside world, passed in to keep them deterministic. */
 export interface NotificationContext {

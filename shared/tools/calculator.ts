@@ -1,16 +1,19 @@
 import { z } from 'zod';
+import { schemaOnce } from '../schema-once';
 import { defineTool } from './define';
 
 /** Arguments of `calculator`. */
-export const CalculatorArgs = z.object({
-  expression: z
-    .string()
-    .min(1)
-    .max(500)
-    .describe(
-      'Arithmetic expression with + - * / % ^, parentheses and decimals, e.g. "(2+3)*4" / 算术表达式，例如 "(2+3)*4"',
-    ),
-});
+export const CalculatorArgs = schemaOnce('shared/tools/calculator#CalculatorArgs', () =>
+  z.object({
+    expression: z
+      .string()
+      .min(1)
+      .max(500)
+      .describe(
+        'Arithmetic expression with + - * / % ^, parentheses and decimals, e.g. "(2+3)*4" / 算术表达式，例如 "(2+3)*4"',
+      ),
+  }),
+);
 
 /** `calculator`: evaluates an arithmetic expression exactly as written. */
 export const calculatorTool = defineTool({

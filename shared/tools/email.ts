@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { schemaOnce } from '../schema-once';
 import { defineTool } from './define';
 
 /**
@@ -39,102 +40,112 @@ export const NON_RETRYABLE_EMAIL_ERRORS = [
   'EmailDeliveryUnknown',
 ] as const satisfies readonly EmailErrorType[];
 
-const account = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]+$/)
-  .optional()
-  .describe(
-    'Name of a configured email account; omit for the default one / 已配置邮箱账户的名称；省略则使用默认账户',
-  );
+const account = schemaOnce('shared/tools/email#account', () =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .optional()
+    .describe(
+      'Name of a configured email account; omit for the default one / 已配置邮箱账户的名称；省略则使用默认账户',
+    ),
+);
 
 /** The incremental-polling position in one folder: pass back what the previous call returned. */
-export const EmailCursorSchema = z
-  .object({
-    uidValidity: z.string().regex(/^\d+$/).describe('UIDVALIDITY of the folder / 文件夹的 UIDVALIDITY'),
-    lastUid: z.number().int().min(0).describe('Highest UID already seen / 已读取的最大 UID'),
-  })
-  .strict();
+export const EmailCursorSchema = schemaOnce('shared/tools/email#EmailCursorSchema', () =>
+  z
+    .object({
+      uidValidity: z.string().regex(/^\d+$/).describe('UIDVALIDITY of the folder / 文件夹的 UIDVALIDITY'),
+      lastUid: z.number().int().min(0).describe('Highest UID already seen / 已读取的最大 UID'),
+    })
+    .strict(),
+);
 /** A polling cursor, as returned by `fetch_email` and accepted back. */
 export type EmailCursor = z.infer<typeof EmailCursorSchema>;
 
-const isoDate = z.iso.date({ message: 'use a date such as 2026-11-30' });
+const isoDate = schemaOnce('shared/tools/email#isoDate', () =>
+  z.iso.date({ message: 'use a date such as 2026-11-30' }),
+);
 
 /** Arguments of `fetch_email`. */
-export const FetchEmailArgs = z
-  .object({
-    account,
-    folder: z.string().min(1).max(200).default('INBOX').describe('Folder to read / 要读取的文件夹'),
-    unseenOnly: z.boolean().default(false).describe('Only messages not yet read / 只返回未读邮件'),
-    since: isoDate.optional().describe('Received on or after this date (YYYY-MM-DD) / 收到日期不早于'),
-    before: isoDate.optional().describe('Received before this date (YYYY-MM-DD) / 收到日期早于'),
-    from: z.string().min(1).max(200).optional().describe('Sender contains / 发件人包含'),
-    to: z.string().min(1).max(200).optional().describe('Recipient contains / 收件人包含'),
-    subjectContains: z.string().min(1).max(200).optional().describe('Subject contains / 主题包含'),
-    uids: z
-      .array(z.number().int().positive())
-      .min(1)
-      .max(50)
-      .optional()
-      .describe('Read exactly these UIDs (e.g. to get a full body) / 只读取这些 UID'),
-    limit: z
-      .number()
-      .int()
-      .min(1)
-      .max(50)
-      .default(10)
-      .describe('Most messages to return (1–50) / 最多返回的邮件数'),
-    order: z
-      .enum(['newest', 'oldest'])
-      .default('newest')
-      .describe('Without a cursor: newest or oldest first; with a cursor always oldest first / 排序'),
-    cursor: EmailCursorSchema.optional().describe(
-      'Cursor from the previous call: only newer messages are returned, each exactly once / 上次调用返回的游标',
-    ),
-    markSeen: z
-      .boolean()
-      .default(false)
-      .describe(
-        'Mark the returned messages as read (off: reading never changes flags) / 将返回的邮件标记为已读',
+export const FetchEmailArgs = schemaOnce('shared/tools/email#FetchEmailArgs', () =>
+  z
+    .object({
+      account,
+      folder: z.string().min(1).max(200).default('INBOX').describe('Folder to read / 要读取的文件夹'),
+      unseenOnly: z.boolean().default(false).describe('Only messages not yet read / 只返回未读邮件'),
+      since: isoDate.optional().describe('Received on or after this date (YYYY-MM-DD) / 收到日期不早于'),
+      before: isoDate.optional().describe('Received before this date (YYYY-MM-DD) / 收到日期早于'),
+      from: z.string().min(1).max(200).optional().describe('Sender contains / 发件人包含'),
+      to: z.string().min(1).max(200).optional().describe('Recipient contains / 收件人包含'),
+      subjectContains: z.string().min(1).max(200).optional().describe('Subject contains / 主题包含'),
+      uids: z
+        .array(z.number().int().positive())
+        .min(1)
+        .max(50)
+        .optional()
+        .describe('Read exactly these UIDs (e.g. to get a full body) / 只读取这些 UID'),
+      limit: z
+        .number()
+        .int()
+        .min(1)
+        .max(50)
+        .default(10)
+        .describe('Most messages to return (1–50) / 最多返回的邮件数'),
+      order: z
+        .enum(['newest', 'oldest'])
+        .default('newest')
+        .describe('Without a cursor: newest or oldest first; with a cursor always oldest first / 排序'),
+      cursor: EmailCursorSchema.optional().describe(
+        'Cursor from the previous call: only newer messages are returned, each exactly once / 上次调用返回的游标',
       ),
-    maxBodyChars: z
-      .number()
-      .int()
-      .min(0)
-      .max(50_000)
-      .default(4000)
-      .describe('Longest body text per message; 0 = headers only / 每封邮件正文的最大字符数'),
-  })
-  .strict();
+      markSeen: z
+        .boolean()
+        .default(false)
+        .describe(
+          'Mark the returned messages as read (off: reading never changes flags) / 将返回的邮件标记为已读',
+        ),
+      maxBodyChars: z
+        .number()
+        .int()
+        .min(0)
+        .max(50_000)
+        .default(4000)
+        .describe('Longest body text per message; 0 = headers only / 每封邮件正文的最大字符数'),
+    })
+    .strict(),
+);
 
 /** Arguments of `send_email`. */
-export const SendEmailArgs = z
-  .object({
-    account,
-    to: z
-      .union([z.string().min(3).max(2000), z.array(z.string().min(3).max(320)).min(1).max(50)])
-      .describe('Recipient address(es), e.g. "Ann <ann@example.com>" / 收件人'),
-    cc: z.array(z.string().min(3).max(320)).max(50).optional().describe('Cc / 抄送'),
-    bcc: z.array(z.string().min(3).max(320)).max(50).optional().describe('Bcc / 密送'),
-    subject: z.string().min(1).max(998).describe('Subject; "Re: …" when answering / 主题'),
-    text: z.string().max(1_000_000).optional().describe('Plain-text body / 纯文本正文'),
-    html: z.string().max(1_000_000).optional().describe('HTML body / HTML 正文'),
-    replyTo: z.string().min(3).max(320).optional().describe('Reply-To address / 回复地址'),
-    inReplyTo: z
-      .string()
-      .regex(/^<[^<>\s]+>$/, 'a Message-ID such as <abc@example.com>')
-      .optional()
-      .describe('Message-ID being answered, to reply in the same thread / 被回复邮件的 Message-ID'),
-    references: z
-      .array(z.string().regex(/^<[^<>\s]+>$/, 'a Message-ID such as <abc@example.com>'))
-      .max(100)
-      .optional()
-      .describe('Message-IDs of the thread; defaults to inReplyTo / 邮件线程的 Message-ID 列表'),
-  })
-  .strict()
-  .refine((a) => a.text !== undefined || a.html !== undefined, {
-    message: 'give text and/or html',
-    path: ['text'],
-  });
+export const SendEmailArgs = schemaOnce('shared/tools/email#SendEmailArgs', () =>
+  z
+    .object({
+      account,
+      to: z
+        .union([z.string().min(3).max(2000), z.array(z.string().min(3).max(320)).min(1).max(50)])
+        .describe('Recipient address(es), e.g. "Ann <ann@example.com>" / 收件人'),
+      cc: z.array(z.string().min(3).max(320)).max(50).optional().describe('Cc / 抄送'),
+      bcc: z.array(z.string().min(3).max(320)).max(50).optional().describe('Bcc / 密送'),
+      subject: z.string().min(1).max(998).describe('Subject; "Re: …" when answering / 主题'),
+      text: z.string().max(1_000_000).optional().describe('Plain-text body / 纯文本正文'),
+      html: z.string().max(1_000_000).optional().describe('HTML body / HTML 正文'),
+      replyTo: z.string().min(3).max(320).optional().describe('Reply-To address / 回复地址'),
+      inReplyTo: z
+        .string()
+        .regex(/^<[^<>\s]+>$/, 'a Message-ID such as <abc@example.com>')
+        .optional()
+        .describe('Message-ID being answered, to reply in the same thread / 被回复邮件的 Message-ID'),
+      references: z
+        .array(z.string().regex(/^<[^<>\s]+>$/, 'a Message-ID such as <abc@example.com>'))
+        .max(100)
+        .optional()
+        .describe('Message-IDs of the thread; defaults to inReplyTo / 邮件线程的 Message-ID 列表'),
+    })
+    .strict()
+    .refine((a) => a.text !== undefined || a.html !== undefined, {
+      message: 'give text and/or html',
+      path: ['text'],
+    }),
+);
 
 /** `fetch_email`: lists and reads mail over IMAP without marking it read. */
 export const fetchEmailTool = defineTool({

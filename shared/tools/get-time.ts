@@ -1,14 +1,17 @@
 import { z } from 'zod';
+import { schemaOnce } from '../schema-once';
 import { defineTool } from './define';
 
 /** Arguments of `get_time`. */
-export const GetTimeArgs = z.object({
-  timezone: z
-    .string()
-    .min(1)
-    .default('UTC')
-    .describe('IANA time zone such as "Europe/Paris" / IANA 时区名，例如 "Asia/Shanghai"'),
-});
+export const GetTimeArgs = schemaOnce('shared/tools/get-time#GetTimeArgs', () =>
+  z.object({
+    timezone: z
+      .string()
+      .min(1)
+      .default('UTC')
+      .describe('IANA time zone such as "Europe/Paris" / IANA 时区名，例如 "Asia/Shanghai"'),
+  }),
+);
 
 /** `get_time`: the current date and time in a time zone. */
 export const getTimeTool = defineTool({

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { schemaOnce } from '../schema-once';
 import { defineTool } from './define';
 
 /**
@@ -48,23 +49,29 @@ export const WEB_PROVIDER_SIGNS: Readonly<Record<WebProviderName, string>> = Obj
   searxng: 's',
 });
 
-const query = z
-  .string({ message: 'query is required: give the words to search for' })
-  .trim()
-  .min(1, { message: 'query must not be empty: give the words to search for' })
-  .max(400, { message: 'query is too long (over 400 characters): use the key words only' })
-  .describe('What to search for, in a few key words / 搜索内容（几个关键词）');
+const query = schemaOnce('shared/tools/search#query', () =>
+  z
+    .string({ message: 'query is required: give the words to search for' })
+    .trim()
+    .min(1, { message: 'query must not be empty: give the words to search for' })
+    .max(400, { message: 'query is too long (over 400 characters): use the key words only' })
+    .describe('What to search for, in a few key words / 搜索内容（几个关键词）'),
+);
 
-const maxResults = z
-  .number({ message: 'max_results must be a whole number from 1 to 100' })
-  .int({ message: 'max_results must be a whole number from 1 to 100' })
-  .min(1, { message: 'max_results must be at least 1' })
-  .max(100, { message: 'max_results must be at most 100' })
-  .default(5)
-  .describe('How many results to return, 1–100 (default 5) / 返回结果数量，1–100（默认 5）');
+const maxResults = schemaOnce('shared/tools/search#maxResults', () =>
+  z
+    .number({ message: 'max_results must be a whole number from 1 to 100' })
+    .int({ message: 'max_results must be a whole number from 1 to 100' })
+    .min(1, { message: 'max_results must be at least 1' })
+    .max(100, { message: 'max_results must be at most 100' })
+    .default(5)
+    .describe('How many results to return, 1–100 (default 5) / 返回结果数量，1–100（默认 5）'),
+);
 
 /** Arguments of `knowledge_base_search`. */
-export const KnowledgeBaseSearchArgs = z.object({ query, max_results: maxResults });
+export const KnowledgeBaseSearchArgs = schemaOnce('shared/tools/search#KnowledgeBaseSearchArgs', () =>
+  z.object({ query, max_results: maxResults }),
+);
 /** Validated arguments of `knowledge_base_search`. */
 export type KnowledgeBaseSearchArgs = z.output<typeof KnowledgeBaseSearchArgs>;
 
@@ -95,19 +102,21 @@ export const knowledgeBaseSearchTool = defineTool({
 });
 
 /** Arguments of `web_search`. */
-export const WebSearchArgs = z.object({
-  query,
-  max_results: maxResults,
-  provider: z
-    .enum(WEB_PROVIDERS, {
-      message: `provider must be one of ${WEB_PROVIDERS.join(', ')}; omit it to use the configured default`,
-    })
-    .optional()
-    .describe(
-      `Search provider (${WEB_PROVIDERS.join(', ')}); omit for the configured default / ` +
-        '搜索服务提供方；省略则使用配置的默认提供方',
-    ),
-});
+export const WebSearchArgs = schemaOnce('shared/tools/search#WebSearchArgs', () =>
+  z.object({
+    query,
+    max_results: maxResults,
+    provider: z
+      .enum(WEB_PROVIDERS, {
+        message: `provider must be one of ${WEB_PROVIDERS.join(', ')}; omit it to use the configured default`,
+      })
+      .optional()
+      .describe(
+        `Search provider (${WEB_PROVIDERS.join(', ')}); omit for the configured default / ` +
+          '搜索服务提供方；省略则使用配置的默认提供方',
+      ),
+  }),
+);
 /** Validated arguments of `web_search`. */
 export type WebSearchArgs = z.output<typeof WebSearchArgs>;
 

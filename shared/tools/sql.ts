@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { schemaOnce } from '../schema-once';
 import type { ToolActivityOptions } from './define';
 import { defineTool } from './define';
 
@@ -23,61 +24,69 @@ export const NON_RETRYABLE_SQL_ERRORS = [
 /** Largest row cap a call may ask for; connections cap it further with `maxRows`. */
 export const MAX_ROWS_LIMIT = 1000;
 
-const connection = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]+$/)
-  .optional()
-  .describe(
-    'Name of a configured database connection; omit for "sample" (or the only configured one) / 已配置数据库连接的名称；省略则使用 "sample"（或唯一配置的连接）',
-  );
+const connection = schemaOnce('shared/tools/sql#connection', () =>
+  z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .optional()
+    .describe(
+      'Name of a configured database connection; omit for "sample" (or the only configured one) / 已配置数据库连接的名称；省略则使用 "sample"（或唯一配置的连接）',
+    ),
+);
 
-const scalar = z.union([z.string().max(100_000), z.number(), z.boolean(), z.null()]);
+const scalar = schemaOnce('shared/tools/sql#scalar', () =>
+  z.union([z.string().max(100_000), z.number(), z.boolean(), z.null()]),
+);
 
 /** Arguments of `sql_query`. */
-export const SqlQueryArgs = z
-  .object({
-    connection,
-    // Generous on purpose: the guard refuses long statements with a reason the model can act on.
-    sql: z
-      .string()
-      .min(1)
-      .max(1_000_000)
-      .describe(
-        "Exactly one SQL statement in the connection's dialect. Use placeholders ($1, $2 for Postgres; ? for MySQL/MariaDB) for values / 一条 SQL 语句；值请使用占位符（Postgres 用 $1、$2，MySQL/MariaDB 用 ?）",
-      ),
-    params: z
-      .array(z.union([scalar, z.array(scalar).max(1000)]))
-      .max(100)
-      .default([])
-      .describe(
-        'Values for the placeholders, in order; always sent as bound parameters / 占位符的值，按顺序，始终作为绑定参数传递',
-      ),
-    maxRows: z
-      .number()
-      .int()
-      .min(1)
-      .max(MAX_ROWS_LIMIT)
-      .optional()
-      .describe(
-        "Most rows to return (default and upper bound: the connection's limit, 100 unless configured) / 最多返回的行数（默认及上限为连接的限制，未配置时为 100）",
-      ),
-  })
-  .strict();
+export const SqlQueryArgs = schemaOnce('shared/tools/sql#SqlQueryArgs', () =>
+  z
+    .object({
+      connection,
+      // Generous on purpose: the guard refuses long statements with a reason the model can act on.
+      sql: z
+        .string()
+        .min(1)
+        .max(1_000_000)
+        .describe(
+          "Exactly one SQL statement in the connection's dialect. Use placeholders ($1, $2 for Postgres; ? for MySQL/MariaDB) for values / 一条 SQL 语句；值请使用占位符（Postgres 用 $1、$2，MySQL/MariaDB 用 ?）",
+        ),
+      params: z
+        .array(z.union([scalar, z.array(scalar).max(1000)]))
+        .max(100)
+        .default([])
+        .describe(
+          'Values for the placeholders, in order; always sent as bound parameters / 占位符的值，按顺序，始终作为绑定参数传递',
+        ),
+      maxRows: z
+        .number()
+        .int()
+        .min(1)
+        .max(MAX_ROWS_LIMIT)
+        .optional()
+        .describe(
+          "Most rows to return (default and upper bound: the connection's limit, 100 unless configured) / 最多返回的行数（默认及上限为连接的限制，未配置时为 100）",
+        ),
+    })
+    .strict(),
+);
 
 /** Arguments of `sql_schema`. */
-export const SqlSchemaArgs = z
-  .object({
-    connection,
-    tables: z
-      .array(z.string().min(1).max(200))
-      .min(1)
-      .max(100)
-      .optional()
-      .describe(
-        'Only these tables (case-insensitive); omit for all / 仅这些表（不区分大小写）；省略则列出全部',
-      ),
-  })
-  .strict();
+export const SqlSchemaArgs = schemaOnce('shared/tools/sql#SqlSchemaArgs', () =>
+  z
+    .object({
+      connection,
+      tables: z
+        .array(z.string().min(1).max(200))
+        .min(1)
+        .max(100)
+        .optional()
+        .describe(
+          'Only these tables (case-insensitive); omit for all / 仅这些表（不区分大小写）；省略则列出全部',
+        ),
+    })
+    .strict(),
+);
 
 const activity: ToolActivityOptions = {
   // The statement itself is bounded by the connection's statementTimeoutMs (at most 10 minutes);

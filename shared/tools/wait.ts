@@ -1,14 +1,17 @@
 import { z } from 'zod';
+import { schemaOnce } from '../schema-once';
 import { defineTool } from './define';
 
 /** Arguments of `wait`. */
-export const WaitArgs = z.object({
-  seconds: z
-    .number()
-    .min(0)
-    .max(3600)
-    .describe('How long to wait, in seconds (0–3600) / 等待的秒数（0–3600）'),
-});
+export const WaitArgs = schemaOnce('shared/tools/wait#WaitArgs', () =>
+  z.object({
+    seconds: z
+      .number()
+      .min(0)
+      .max(3600)
+      .describe('How long to wait, in seconds (0–3600) / 等待的秒数（0–3600）'),
+  }),
+);
 
 /** `wait`: pauses for a while, e.g. before polling something again. Heartbeats and can be cancelled. */
 export const waitTool = defineTool({

@@ -174,16 +174,24 @@ describe('byte capacity: oldest first, every created notification kept or counte
   });
 
   it('adds to a full list in time proportional to the new notification, not the list', () => {
+    // Inputs made (and validated) before the clock starts: only the adds are timed.
+    const inputs = Array.from({ length: 60 }, (_, i) => ({ ...largest(`f${i}`), id: `f${i}` }));
     const fill = (ctxOf: (i: number) => Parameters<typeof add>[2]) => {
       let state = createNotificationState({ guid: 'g' });
       const started = performance.now();
-      for (let i = 0; i < 60; i += 1)
-        state = add(state, { ...largest(`f${i}`), id: `f${i}` }, ctxOf(i)).state;
+      inputs.forEach((input, i) => {
+        state = add(state, input, ctxOf(i)).state;
+      });
       return performance.now() - started;
     };
-    const sizes = new NotificationSizes();
-    const without = fill(() => ctx);
-    const withCache = fill(() => ({ ...ctx, sizes }));
+    // The better of three fills each, so a collection or a busy machine in one fill does not decide.
+    const best = (ctxOf: () => Parameters<typeof fill>[0]) =>
+      Math.min(fill(ctxOf()), fill(ctxOf()), fill(ctxOf()));
+    const without = best(() => () => ctx);
+    const withCache = best(() => {
+      const sizes = new NotificationSizes();
+      return () => ({ ...ctx, sizes });
+    });
     // The whole list is ~1 MiB: measuring it on every add costs several times what the cache does.
     expect(withCache * 2).toBeLessThan(without);
   });
