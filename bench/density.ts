@@ -112,13 +112,17 @@ async function pool<T>(items: T[], limit: number, fn: (item: T) => Promise<unkno
   );
 }
 
-/** Waits until no workflow matching `query` is running; returns how long that took. */
-async function waitUntilNoneRunning(client: Client, query: string, timeoutMs: number): Promise<void> {
+/**
+ * Waits until `n` workflows matching `query` are closed. Counting closed ones, not running ones: the
+ * visibility store may not list a just-started workflow yet, so "none running" can be true too soon.
+ */
+async function waitUntilClosed(client: Client, query: string, n: number, timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const { count } = await client.workflow.count(`${query} AND ExecutionStatus = 'Running'`);
-    if (count === 0) return;
-    if (Date.now() > deadline) throw new Error(`${count} workflows still running after ${timeoutMs} ms`);
+    const { count } = await client.workflow.count(`${query} AND ExecutionStatus != 'Running'`);
+    if (count >= n) return;
+    if (Date.now() > deadline)
+      throw new Error(`${n - count} of ${n} workflows still open after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 250));
   }
 }
@@ -144,9 +148,10 @@ async function throughput(
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
   }, 200);
   await pool(ids, 50, start);
-  await waitUntilNoneRunning(
+  await waitUntilClosed(
     fx.client,
     `TaskQueue = '${taskQueue}' AND WorkflowId STARTS_WITH '${tag}'`,
+    n,
     1_800_000,
   );
   clearInterval(sampler);
