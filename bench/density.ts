@@ -11,7 +11,7 @@
  *     [--modes never,auto] [--cache N] [--wft-slots N] [--act-slots N] [--la-slots N]
  *     [--wft-pollers N] [--act-pollers N] [--reuse-v8 true|false] [--no-density] [--density-only]
  *     [--preload <module>,...]   (more modules the workflow sandbox evaluates once and shares, frozen;
- *     zod and the schemas are always shared: WORKFLOW_PRELOAD_MODULES)
+ *     zod and the schemas are always shared: WORKFLOW_BUNDLER_OPTIONS)
  */
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
@@ -23,7 +23,7 @@ import type { DevServerFixture } from '../tests/support/dev-server';
 import { startDevServerFixture } from '../tests/support/dev-server';
 import { testConfig, uid, workflowBundle } from '../tests/support/temporal';
 import type { WorkerTuning } from '../workers/worker';
-import { WORKFLOWS_PATH, WORKFLOW_PRELOAD_MODULES, createAgentWorker } from '../workers/worker';
+import { WORKFLOWS_PATH, WORKFLOW_BUNDLER_OPTIONS, createAgentWorker } from '../workers/worker';
 import { floorBundle, withFloorWorker } from './fixtures/floor';
 import { percentile } from './stats';
 
@@ -219,7 +219,8 @@ async function main(): Promise<void> {
     ? await bundleWorkflowCode({
         workflowsPath: WORKFLOWS_PATH,
         logger: new DefaultLogger('WARN'),
-        preloadModules: [...WORKFLOW_PRELOAD_MODULES, ...preload],
+        ...WORKFLOW_BUNDLER_OPTIONS,
+        preloadModules: [...WORKFLOW_BUNDLER_OPTIONS.preloadModules, ...preload],
       })
     : await workflowBundle();
   const floor = await floorBundle();

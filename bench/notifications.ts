@@ -9,7 +9,9 @@
  *     `notificationsSince` with nothing new (what a live follower pays per poll);
  * (3) notifications per second into one inbox, counted until every one is applied, continue-as-new
  *     included.
- * Goals (next to each figure): visible p50 ≤ 15 ms, full-inbox query p50 ≤ 8 ms, ≥ 300/s.
+ * Goals (next to each figure): visible p50 ≤ 15 ms, full-inbox query p50 ≤ 8 ms, ≥ 300/s. The same
+ * figures for a bare inbox (bench/fixtures/floor-workflow.ts: a list and the same messages, nothing
+ * else) on its own worker in the same run are the engine's floor on the machine.
  *
  *   npx tsx bench/notifications.ts [samples=200] [count=2000] [concurrency=8]
  *
@@ -19,7 +21,7 @@
 import { performance } from 'node:perf_hooks';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import type { WorkflowHandle } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, bundleWorkflowCode } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { startDevServer, stopDevServer } from '../cli/dev-server';
 import {
   INBOX_WORKFLOW_TYPE,
@@ -32,9 +34,10 @@ import {
 import { DEFAULT_MAX_NOTIFICATIONS } from '../shared/notifications/schema';
 import type { NotificationInput } from '../shared/notifications/schema';
 import { loadWorkerConfig } from '../workers/config';
-import { WORKFLOWS_PATH, WORKFLOW_PRELOAD_MODULES, createAgentWorker } from '../workers/worker';
+import { WORKFLOWS_PATH, WORKFLOW_BUNDLER_OPTIONS, createAgentWorker } from '../workers/worker';
 import { freePort } from '../tests/support/processes';
 import { tempDir } from '../tests/support/temporal';
+import { floorBundle } from './fixtures/floor';
 import { percentile, summary } from './stats';
 
 const SAMPLES = Number(process.argv[2] ?? 200);
@@ -48,6 +51,14 @@ if (!Number.isInteger(CONCURRENCY) || CONCURRENCY < 1 || CONCURRENCY > 10) {
 const THROUGHPUT_DEADLINE_MS = 180_000;
 
 type Path = 'update' | 'signal';
+
+/** Where a path's notifications go: the inbox, or the bare inbox of bench/fixtures (the engine's floor). */
+interface Target {
+  label: string;
+  workflowType: string;
+  taskQueue: string;
+  path: Path;
+}
 
 /** Sends one notification by `path`; the update path returns once the inbox applied it. */
 async function send(handle: WorkflowHandle, path: Path, n: NotificationInput): Promise<void> {
@@ -65,7 +76,9 @@ interface PathFigures {
   listCount: number;
 }
 
-async function measure(client: Client, taskQueue: string, path: Path): Promise<PathFigures> {
+async function measure(client: Client, target: Target): Promise<PathFigures> {
+  const { workflowType, taskQueue, path } = target;
+  const tag = target.label.replace(/[^a-z]+/g, '-');
   const f: PathFigures = {
     visible: [],
     fullList: [],
@@ -74,12 +87,12 @@ async function measure(client: Client, taskQueue: string, path: Path): Promise<P
     perSecond: NaN,
     listCount: 0,
   };
-  const workflowId = inboxWorkflowId(`bench-${path}-latency-${Date.now()}`);
+  const workflowId = inboxWorkflowId(`bench-${tag}-latency-${Date.now()}`);
   const inbox =
     path === 'update'
       ? (await client.workflow.executeUpdateWithStart(notifyUpdate, {
           args: [{ message: 'warm-up' }],
-          startWorkflowOperation: new WithStartWorkflowOperation(INBOX_WORKFLOW_TYPE, {
+          startWorkflowOperation: new WithStartWorkflowOperation(workflowType, {
             workflowId,
             taskQueue,
             args: [{}],
@@ -87,7 +100,7 @@ async function measure(client: Client, taskQueue: string, path: Path): Promise<P
           }),
         }),
         client.workflow.getHandle(workflowId))
-      : await client.workflow.signalWithStart(INBOX_WORKFLOW_TYPE, {
+      : await client.workflow.signalWithStart(workflowType, {
           workflowId,
           taskQueue,
           args: [{}],
@@ -123,8 +136,8 @@ async function measure(client: Client, taskQueue: string, path: Path): Promise<P
     f.nothingNew.push(performance.now() - t0);
   }
 
-  const flood = await client.workflow.start(INBOX_WORKFLOW_TYPE, {
-    workflowId: inboxWorkflowId(`bench-${path}-throughput-${Date.now()}`),
+  const flood = await client.workflow.start(workflowType, {
+    workflowId: inboxWorkflowId(`bench-${tag}-throughput-${Date.now()}`),
     taskQueue,
     args: [{}],
   });
@@ -180,23 +193,48 @@ async function main() {
     workflowBundle: await bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
       logger: new DefaultLogger('WARN'),
-      preloadModules: WORKFLOW_PRELOAD_MODULES,
+      ...WORKFLOW_BUNDLER_OPTIONS,
     }),
   });
 
-  const figures = new Map<Path, PathFigures>();
-  await worker.runUntil(async () => {
-    for (const path of ['update', 'signal'] as const)
-      figures.set(path, await measure(client, taskQueue, path));
+  const floorQueue = 'bench-notifications-floor';
+  const floorWorker = await Worker.create({
+    connection,
+    taskQueue: floorQueue,
+    workflowBundle: await floorBundle(),
   });
+  const targets: Target[] = [
+    { label: 'update', workflowType: INBOX_WORKFLOW_TYPE, taskQueue, path: 'update' },
+    { label: 'signal', workflowType: INBOX_WORKFLOW_TYPE, taskQueue, path: 'signal' },
+    {
+      label: 'bare workflow, update',
+      workflowType: 'floorInboxWorkflow',
+      taskQueue: floorQueue,
+      path: 'update',
+    },
+    {
+      label: 'bare workflow, signal',
+      workflowType: 'floorInboxWorkflow',
+      taskQueue: floorQueue,
+      path: 'signal',
+    },
+  ];
+  const figures = new Map<string, PathFigures>();
+  await floorWorker.runUntil(
+    worker.runUntil(async () => {
+      for (const target of targets) figures.set(target.label, await measure(client, target));
+    }),
+  );
   await connection.close();
   await client.connection.close();
   await stopDevServer({ dataDir, port });
 
-  console.log(`Notifications on the Temporal dev server (in-process worker), update path vs signal path`);
+  console.log(
+    `Notifications on the Temporal dev server (in-process workers), update path vs signal path, inbox vs bare workflow`,
+  );
   console.log(`(${SAMPLES} samples, ${COUNT} notifications from ${CONCURRENCY} senders for throughput)`);
-  for (const [path, f] of figures) {
-    console.log(`— ${path} —`);
+  for (const [label, f] of figures) {
+    console.log(`— ${label} —`);
     console.log(
       `create → visible in query:             ${summary(f.visible)}  [${goal(percentile(f.visible, 50), 15, 'lower', 'ms p50')}]`,
     );

@@ -6,7 +6,7 @@ import { z } from 'zod';
  * The workflow sandbox evaluates a workflow's modules once per workflow, so a schema declared at
  * module level is built again for each cached workflow (about 1 MB of zod objects per agent run).
  * The worker preloads this module (with zod) into the sandbox's shared context (see
- * WORKFLOW_PRELOAD_MODULES in workers/worker.ts): the schemas built through it are kept here and
+ * WORKFLOW_BUNDLER_OPTIONS in workers/worker.ts): the schemas built through it are kept here and
  * handed to every workflow. Schemas hold no per-run state, so sharing them is safe; the SDK freezes
  * what preloaded modules export, which zod schemas do not survive, so they live in this module's
  * scope and are reached only through `schemaOnce`. Outside the sandbox this is a plain cache.

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { globalHandlers } from '@temporalio/worker/lib/workflow/vm-shared';
-import { WORKFLOWS_PATH, WORKFLOW_PRELOAD_MODULES } from '../../workers/worker';
+import { WORKFLOWS_PATH, WORKFLOW_BUNDLER_OPTIONS, WORKFLOW_BUNDLE_FLAVOUR } from '../../workers/worker';
 import { PROJECT_ROOT } from '../binaries';
 import { cachedBundle, storeBundle } from './bundle-cache';
 import type { History, HistoryEvent } from './history';
@@ -38,18 +38,20 @@ export const REPLAY_BUNDLE_CACHE = path.join(PROJECT_ROOT, '.data', 'replay-bund
 
 /**
  * The workflow bundle replays of many histories share: from the cache while every file it was built
- * from is unchanged, else built (seconds) and cached. `cacheDir: null` always builds.
+ * from is unchanged, else built (seconds) and cached. `cacheDir: null` always builds. Bundles built
+ * with other options (WORKFLOW_BUNDLE_FLAVOUR) are kept apart, in a folder of their own.
  */
 export async function replayBundle(
   workflowsPath = WORKFLOWS_PATH,
-  cacheDir: string | null = REPLAY_BUNDLE_CACHE,
+  cacheRoot: string | null = REPLAY_BUNDLE_CACHE,
 ): Promise<WorkflowBundleWithSourceMap> {
+  const cacheDir = cacheRoot ? path.join(cacheRoot, WORKFLOW_BUNDLE_FLAVOUR) : null;
   const cached = cacheDir ? cachedBundle(cacheDir, workflowsPath) : null;
   if (cached) return cached;
   const bundle = await bundleWorkflowCode({
     workflowsPath: path.resolve(workflowsPath),
     logger: new DefaultLogger('ERROR'),
-    preloadModules: WORKFLOW_PRELOAD_MODULES,
+    ...WORKFLOW_BUNDLER_OPTIONS,
   });
   if (cacheDir) storeBundle(cacheDir, workflowsPath, bundle);
   return bundle;

@@ -17,7 +17,7 @@ import { stateQuery } from '../../shared/agent';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { ConfigError, loadWorkerConfig } from '../../workers/config';
 import { createTracing, JsonLinesSpanExporter, SPAN_ATTR } from '../../workers/tracing';
-import { createAgentWorker, WORKFLOWS_PATH, WORKFLOW_PRELOAD_MODULES } from '../../workers/worker';
+import { createAgentWorker, WORKFLOWS_PATH, WORKFLOW_BUNDLER_OPTIONS } from '../../workers/worker';
 import type { DevServerFixture } from '../support/dev-server';
 import { startDevServerFixture } from '../support/dev-server';
 import { startOtlpReceiver } from '../support/otlp-receiver';
@@ -74,7 +74,7 @@ describe('spans of a run (time-skipping server, in-memory exporter)', () => {
       workflowsPath: WORKFLOWS_PATH,
       workflowInterceptorModules: tracing?.workflowModules,
       logger: new DefaultLogger('WARN'),
-      preloadModules: WORKFLOW_PRELOAD_MODULES,
+      ...WORKFLOW_BUNDLER_OPTIONS,
     });
   }, 180_000);
 

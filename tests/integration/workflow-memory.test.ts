@@ -17,7 +17,7 @@ import { schemaOnce } from '../../shared/schema-once';
 import type { WorkerTuning } from '../../workers/worker';
 import { createAgentWorker } from '../../workers/worker';
 import { callTurn } from '../support/scripts';
-import { devServerEnv, testConfig, uid } from '../support/temporal';
+import { devServerEnv, testConfig, uid, workflowBundle } from '../support/temporal';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -75,6 +75,14 @@ describe('schemaOnce', () => {
     expect(AgentInputSchema.safeParse({ ...PARKED, task: 42 }).success).toBe(false);
   });
 });
+
+test('the bundle preloads the schema cache and keeps native object spread (es2022, no helpers)', async () => {
+  const { code } = await workflowBundle();
+  expect(code).toMatch(/preloadModules\(\) \{\s*__webpack_require__\([^)]*schema-once/);
+  // es2017 compiles `{ ...a }` to calls of these helpers, the largest cost of an inbox's updates.
+  expect(code).not.toMatch(/function _object_spread(_props)?\(/);
+  expect(code).toMatch(/\{\s*\.\.\.state,/);
+}, 180_000);
 
 test('a parked agent run costs the worker well under 0.5 MB of heap', async () => {
   const taskQueue = uid('memory');

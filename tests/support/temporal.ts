@@ -9,7 +9,7 @@ import { PROJECT_ROOT, temporalBinary } from '../../cli/binaries';
 import { AGENT_SEARCH_ATTRIBUTES } from '../../shared/search-attributes';
 import type { WorkerConfig } from '../../workers/config';
 import { loadWorkerConfig } from '../../workers/config';
-import { WORKFLOWS_PATH, WORKFLOW_PRELOAD_MODULES } from '../../workers/worker';
+import { WORKFLOWS_PATH, WORKFLOW_BUNDLER_OPTIONS } from '../../workers/worker';
 import { SHARED_BUNDLE_ENV } from './shared-bundle';
 
 let quiet = false;
@@ -47,7 +47,7 @@ async function sharedBundle(): Promise<WorkflowBundleWithSourceMap> {
   const built = await bundleWorkflowCode({
     workflowsPath: WORKFLOWS_PATH,
     logger: new DefaultLogger('WARN'),
-    preloadModules: WORKFLOW_PRELOAD_MODULES,
+    ...WORKFLOW_BUNDLER_OPTIONS,
   });
   if (file) {
     // Written under another name first: a parallel test file reads either nothing or all of it.

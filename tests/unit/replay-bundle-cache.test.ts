@@ -6,6 +6,7 @@ import path from 'node:path';
 import { MAX_CACHED_BUNDLES, bundleSources, cachedBundle, storeBundle } from '../../cli/debug/bundle-cache';
 import { replayBundle } from '../../cli/debug/replay';
 import { PROJECT_ROOT } from '../../cli/binaries';
+import { WORKFLOW_BUNDLE_FLAVOUR } from '../../workers/worker';
 import { uid } from '../support/temporal';
 
 const afterAllRemove: string[] = [];
@@ -22,12 +23,15 @@ test('a replay bundle is reused while its sources are unchanged and rebuilt afte
   const dir = path.join(PROJECT_ROOT, '.data', 'test', uid('bundle-cache'));
   fs.mkdirSync(dir, { recursive: true });
   afterAllRemove.push(dir);
-  const cache = path.join(dir, 'cache');
+  const root = path.join(dir, 'cache');
+  // Bundles of today's build options live in a folder of their own, apart from other options'.
+  const cache = path.join(root, WORKFLOW_BUNDLE_FLAVOUR);
   const file = path.join(dir, 'workflows.ts');
   fs.writeFileSync(file, workflow('first-marker'));
   expect(cachedBundle(cache, file)).toBeNull();
 
-  const built = await replayBundle(file, cache);
+  const built = await replayBundle(file, root);
+  expect(cachedBundle(root, file)).toBeNull();
   expect(built.code).toContain('first-marker');
   // The bundle names its sources: the workflow file and the SDK's workflow runtime.
   const sources = bundleSources(built.code) ?? [];
@@ -36,13 +40,13 @@ test('a replay bundle is reused while its sources are unchanged and rebuilt afte
 
   const again = cachedBundle(cache, file);
   expect(again?.code).toBe(built.code);
-  const reused = await replayBundle(file, cache);
+  const reused = await replayBundle(file, root);
   expect(reused.code).toBe(built.code);
 
   // One edited byte in a source: the entry no longer matches, and the next bundle has the edit.
   fs.writeFileSync(file, workflow('other-marker'));
   expect(cachedBundle(cache, file)).toBeNull();
-  const rebuilt = await replayBundle(file, cache);
+  const rebuilt = await replayBundle(file, root);
   expect(rebuilt.code).toContain('other-marker');
   expect(rebuilt.code).not.toContain('first-marker');
   expect(cachedBundle(cache, file)?.code).toBe(rebuilt.code);
