@@ -8,11 +8,14 @@ import {
   markReadSignal,
   notificationsQuery,
   notifySignal,
+  notifyUpdate,
 } from '../../shared/notifications/messages';
+import { BUDGETS } from '../../shared/budgets';
 import { DEFAULT_MAX_NOTIFICATIONS } from '../../shared/notifications/schema';
 import type { NotificationInput } from '../../shared/notifications/schema';
 import type { DevServerFixture } from '../support/dev-server';
 import { startDevServerFixture, withDevWorker } from '../support/dev-server';
+import { runChain } from '../support/history';
 import { uid } from '../support/temporal';
 
 let fx: DevServerFixture;
@@ -112,5 +115,36 @@ test(`${TOTAL.toLocaleString('en')} notifications over continue-as-new: nothing 
     expect(runs.count).toBeGreaterThanOrEqual(Math.floor((TOTAL / CONTINUE_AS_NEW_AFTER) * 0.75));
     const history = await inbox.fetchHistory();
     expect((history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
+  });
+}, 240_000);
+
+test('with its defaults, an inbox continues as new on its history budget: every run stays bounded', async () => {
+  const workflowId = inboxWorkflowId(uid('budget'));
+  // Fewer than the count limit (2,000 changes a run), yet more events than one run may hold: each
+  // update is an accepted and a completed event, plus its share of workflow tasks.
+  const total = 1_800;
+  await withDevWorker(fx, async (taskQueue) => {
+    const inbox = await fx.client.workflow.start('inboxWorkflow', { workflowId, taskQueue, args: [{}] });
+    let next = 0;
+    // 8 senders: the server takes at most 10 updates in flight per workflow.
+    await Promise.all(
+      Array.from({ length: 8 }, async () => {
+        while (next < total) {
+          const i = next++;
+          await inbox.executeUpdate(notifyUpdate, { args: [notificationOf(i)] });
+        }
+      }),
+    );
+    const end = await inbox.query(notificationsQuery);
+    expect(end).toMatchObject({ update: total, count: BATCH, evicted: total - BATCH });
+
+    const histories = await runChain(fx.client, workflowId, inbox.firstExecutionRunId);
+    const lengths = histories.map((h) => h.events?.length ?? 0);
+    console.log(`inbox runs' history lengths (events): ${lengths.join(', ')}`);
+    expect(lengths.reduce((a, b) => a + b, 0)).toBeGreaterThan(BUDGETS.continueAsNewHistoryEvents);
+    // So the budget, not the count, ended the earlier runs.
+    expect(histories.length).toBeGreaterThan(1);
+    // A run ends once the budget is passed, after the updates in flight at most.
+    for (const n of lengths) expect(n).toBeLessThan(BUDGETS.continueAsNewHistoryEvents + 4 * BATCH);
   });
 }, 240_000);
