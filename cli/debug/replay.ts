@@ -38,7 +38,7 @@ export const REPLAY_BUNDLE_CACHE = path.join(PROJECT_ROOT, '.data', 'replay-bund
 
 /**
  * The workflow bundle replays of many histories share: from the cache while every file it was built
- * from is unchanged, else built (seconds) and cached. `cacheDir: null` always builds. Bundles built
+ * from is unchanged, else built (seconds) and cached. `cacheRoot: null` always builds. Bundles built
  * with other options (WORKFLOW_BUNDLE_FLAVOUR) are kept apart, in a folder of their own.
  */
 export async function replayBundle(
