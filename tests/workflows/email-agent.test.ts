@@ -120,8 +120,10 @@ test('polling over 3 runs with mail arriving in between sees every message exact
         text: `message ${n}`,
       });
       ids.push(id);
+      // Postfix may deliver two queued messages in either order; waiting for each one keeps
+      // arrival order (what `order: 'oldest'` sorts by) the same as sending order.
+      await waitForMessage(AGENT, 'INBOX', id);
     }
-    for (const id of ids) await waitForMessage(AGENT, 'INBOX', id);
     return ids;
   };
   const poll = async (cursor: unknown): Promise<{ ids: string[]; cursor: unknown }> => {
