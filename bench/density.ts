@@ -5,7 +5,8 @@
  * of the same shape (two activities per step); steps/s, per-step latency and worker RSS for each.
  * Then N agent runs parked in the worker's cache (waiting for an approval) and N parked bare
  * workflows: RSS per cached workflow. Agent runs start as the CLI starts them (with their search
- * attributes). The worker runs in this process; RSS is the process's.
+ * attributes). The worker runs in this process; RSS is the process's. Before the first N, an
+ * unrecorded batch of 20 runs of each kind warms the worker up.
  *
  *   NODE_OPTIONS=--expose-gc npx tsx bench/density.ts [--n 10,100,500,2000] [--steps 5]
  *     [--modes never,auto] [--cache N] [--wft-slots N] [--act-slots N] [--la-slots N]
@@ -53,6 +54,8 @@ function positive(name: string, text: string): number {
 }
 
 const COUNTS = (flags.n ?? '').split(',').map((t) => positive('n', t.trim()));
+/** Runs of each kind in the unrecorded warm-up batch before the first N. */
+const WARM_UP_RUNS = 20;
 const STEPS = positive('steps', flags.steps ?? '5');
 const MODES = (flags.modes ?? '').split(',').map((m) => {
   if (m !== 'never' && m !== 'tools' && m !== 'auto') throw new Error(`--modes: unknown mode "${m}"`);
@@ -242,6 +245,18 @@ async function main(): Promise<void> {
         fx,
         floor,
         async (floorQueue) => {
+          if (!flags['density-only']) {
+            // A new worker's first runs pay for compiling its code (the agent's more than the bare
+            // workflow's): one unrecorded batch of each first, so the first N measures the engine.
+            await throughput(fx, floorQueue, WARM_UP_RUNS, (workflowId) =>
+              fx.client.workflow.start('floorWorkflow', { taskQueue: floorQueue, workflowId, args: [STEPS] }),
+            );
+            for (const mode of MODES) {
+              await throughput(fx, agentQueue, WARM_UP_RUNS, (workflowId) =>
+                startAgentRun(fx.client, agentInput(mode, false), { taskQueue: agentQueue, workflowId }),
+              );
+            }
+          }
           for (const n of COUNTS) {
             console.log(`N = ${n}`);
             if (!flags['density-only']) {

@@ -4,7 +4,10 @@
  * step two regular activities), 'tools' (the calculator local) and 'auto' (the model call local too),
  * and the bare workflow of the same shape with regular and with local activities.
  *
- *   npx tsx bench/fast-path.ts [steps=50] [runs=5]
+ * Runs go in turns (one of each way, round after round) after warm-up rounds, so every way meets
+ * the same worker state; the warm-up runs are printed too.
+ *
+ *   npx tsx bench/fast-path.ts [steps=50] [runs=10] [warm-up=3]
  */
 import { performance } from 'node:perf_hooks';
 import type { AgentInput, AgentResult, Policy } from '../shared/agent';
@@ -16,7 +19,17 @@ import { floorBundle, withFloorWorker } from './fixtures/floor';
 import { percentile, summary } from './stats';
 
 const STEPS = Number(process.argv[2] ?? 50);
-const RUNS = Number(process.argv[3] ?? 5);
+const RUNS = Number(process.argv[3] ?? 10);
+/** Unrecorded runs of each lane first: a new worker's first runs pay for compiling its code. */
+const WARM_UP = Number(process.argv[4] ?? 3);
+
+/** A way to run the same steps, and its runs' wall clock per step. */
+interface Lane {
+  label: string;
+  run: () => Promise<number>;
+  cold: number[];
+  warm: number[];
+}
 /** Goal for the fast path's step p50 on this machine. */
 const GOAL_MS = 8;
 
@@ -28,69 +41,80 @@ function script(steps: number): ScriptedTurn[] {
   return turns;
 }
 
-/** Wall clock per step (run duration / steps) of each run after a warm-up run. */
-async function agentSteps(
+/** One scripted agent run of STEPS steps; returns its wall clock per step. */
+async function agentRun(
   fx: DevServerFixture,
   taskQueue: string,
   mode: Policy['localActivities'],
-): Promise<number[]> {
-  const perStep: number[] = [];
-  const turns = script(STEPS);
-  for (let r = 0; r <= RUNS; r++) {
-    const input: AgentInput = {
-      task: 'bench',
-      tools: ['calculator'],
-      model: { provider: 'scripted', turns },
-      policy: { maxSteps: STEPS + 1, localActivities: mode },
-    };
-    const t0 = performance.now();
-    const result = (await fx.client.workflow.execute('agentWorkflow', {
-      taskQueue,
-      workflowId: uid(`fast-${mode}`),
-      args: [input],
-    })) as AgentResult;
-    if (result.steps !== STEPS) throw new Error(`expected ${STEPS} steps, got ${result.steps}`);
-    if (r > 0) perStep.push((performance.now() - t0) / STEPS);
-  }
-  return perStep;
+): Promise<number> {
+  const input: AgentInput = {
+    task: 'bench',
+    tools: ['calculator'],
+    model: { provider: 'scripted', turns: script(STEPS) },
+    policy: { maxSteps: STEPS + 1, localActivities: mode },
+  };
+  const t0 = performance.now();
+  const result = (await fx.client.workflow.execute('agentWorkflow', {
+    taskQueue,
+    workflowId: uid(`fast-${mode}`),
+    args: [input],
+  })) as AgentResult;
+  if (result.steps !== STEPS) throw new Error(`expected ${STEPS} steps, got ${result.steps}`);
+  return (performance.now() - t0) / STEPS;
 }
 
-async function bareSteps(fx: DevServerFixture, taskQueue: string, workflow: string): Promise<number[]> {
-  const perStep: number[] = [];
-  for (let r = 0; r <= RUNS; r++) {
-    const t0 = performance.now();
-    await fx.client.workflow.execute(workflow, { taskQueue, workflowId: uid('floor'), args: [STEPS] });
-    if (r > 0) perStep.push((performance.now() - t0) / STEPS);
-  }
-  return perStep;
+/** One bare run of STEPS steps; returns its wall clock per step. */
+async function bareRun(fx: DevServerFixture, taskQueue: string, workflow: string): Promise<number> {
+  const t0 = performance.now();
+  await fx.client.workflow.execute(workflow, { taskQueue, workflowId: uid('floor'), args: [STEPS] });
+  return (performance.now() - t0) / STEPS;
 }
 
 async function main(): Promise<void> {
   const fx = await startDevServerFixture();
   try {
-    const agent = await withDevWorker(fx, async (taskQueue) => ({
-      never: await agentSteps(fx, taskQueue, 'never'),
-      tools: await agentSteps(fx, taskQueue, 'tools'),
-      auto: await agentSteps(fx, taskQueue, 'auto'),
-    }));
-    const bare = await withFloorWorker(fx, await floorBundle(), async (taskQueue) => ({
-      regular: await bareSteps(fx, taskQueue, 'floorWorkflow'),
-      local: await bareSteps(fx, taskQueue, 'floorLocalWorkflow'),
-    }));
+    const bundle = await floorBundle();
+    const lanes = await withDevWorker(fx, (agentQueue) =>
+      withFloorWorker(fx, bundle, async (floorQueue) => {
+        const all: Lane[] = [
+          { label: `agent, localActivities 'never' (today): `, run: () => agentRun(fx, agentQueue, 'never') },
+          { label: `agent, localActivities 'tools':         `, run: () => agentRun(fx, agentQueue, 'tools') },
+          { label: `agent, localActivities 'auto':          `, run: () => agentRun(fx, agentQueue, 'auto') },
+          {
+            label: `bare workflow, 2 regular activities:    `,
+            run: () => bareRun(fx, floorQueue, 'floorWorkflow'),
+          },
+          {
+            label: `bare workflow, 2 local activities:      `,
+            run: () => bareRun(fx, floorQueue, 'floorLocalWorkflow'),
+          },
+        ].map((lane) => ({ ...lane, cold: [] as number[], warm: [] as number[] }));
+        // In turns (one run of each, round after round), so no lane meets a colder worker than another.
+        for (let r = 0; r < WARM_UP + RUNS; r++) {
+          for (const lane of all) (r < WARM_UP ? lane.cold : lane.warm).push(await lane.run());
+        }
+        return all;
+      }),
+    );
+    const [never, tools, auto, regular, local] = lanes as [Lane, Lane, Lane, Lane, Lane];
     const p50 = (v: number[]) => percentile(v, 50);
     console.log(
-      `Wall clock per step, ${STEPS} steps × ${RUNS} runs (model turn + one calculator call), one worker, dev server`,
+      `Wall clock per step, ${STEPS} steps × ${RUNS} runs each after ${WARM_UP} warm-up runs each ` +
+        `(model turn + one calculator call), one agent worker and one bare worker, dev server`,
     );
-    console.log(`agent, localActivities 'never' (today):  ${summary(agent.never)}`);
-    console.log(`agent, localActivities 'tools':          ${summary(agent.tools)}`);
+    for (const lane of lanes) {
+      const goal =
+        lane === auto ? `   goal p50 ≤ ${GOAL_MS} ms: ${p50(lane.warm) <= GOAL_MS ? 'met' : 'NOT met'}` : '';
+      console.log(`${lane.label} ${summary(lane.warm)}${goal}`);
+    }
     console.log(
-      `agent, localActivities 'auto':           ${summary(agent.auto)}   goal p50 ≤ ${GOAL_MS} ms: ${p50(agent.auto) <= GOAL_MS ? 'met' : 'NOT met'}`,
+      `fast path over today: ×${(p50(never.warm) / p50(auto.warm)).toFixed(1)} faster; ` +
+        `agent logic over the bare local workflow: ${(p50(auto.warm) - p50(local.warm)).toFixed(2)} ms per step; ` +
+        `'tools' ${p50(tools.warm).toFixed(1)} ms, bare regular ${p50(regular.warm).toFixed(1)} ms`,
     );
-    console.log(`bare workflow, 2 regular activities:     ${summary(bare.regular)}`);
-    console.log(`bare workflow, 2 local activities:       ${summary(bare.local)}`);
     console.log(
-      `fast path over today: ×${(p50(agent.never) / p50(agent.auto)).toFixed(1)} faster; ` +
-        `agent logic over the bare local workflow: ${(p50(agent.auto) - p50(bare.local)).toFixed(2)} ms per step`,
+      `warm-up runs (a new worker's first ${WARM_UP}), per step: fast path ${auto.cold.map((v) => v.toFixed(1)).join(', ')} ms; ` +
+        `bare local ${local.cold.map((v) => v.toFixed(1)).join(', ')} ms`,
     );
   } finally {
     await fx.stop();

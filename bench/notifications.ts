@@ -13,6 +13,10 @@
  * figures for a bare inbox (bench/fixtures/floor-workflow.ts: a list and the same messages, nothing
  * else) on its own worker in the same run are the engine's floor on the machine.
  *
+ * Latency samples are taken in turns (one of each target, round after round) after 50 unrecorded
+ * rounds, and each target's measured flood follows a warm-up flood of every target: measured one
+ * target after another, the first paid for a cold process and server (3 ms of 15 at p50).
+ *
  *   npx tsx bench/notifications.ts [samples=200] [count=2000] [concurrency=8]
  *
  * The server takes at most 10 updates in flight per workflow (more are refused with
@@ -43,6 +47,9 @@ import { percentile, summary } from './stats';
 const SAMPLES = Number(process.argv[2] ?? 200);
 const COUNT = Number(process.argv[3] ?? 2000);
 const CONCURRENCY = Number(process.argv[4] ?? 8);
+/** Unrecorded rounds before the latency samples, and notifications per target before the measured floods. */
+const WARM_UP = 50;
+const WARM_UP_FLOOD = 300;
 if (!Number.isInteger(CONCURRENCY) || CONCURRENCY < 1 || CONCURRENCY > 10) {
   console.error('concurrency must be 1–10: the server takes at most 10 updates in flight per workflow');
   process.exit(2);
@@ -76,18 +83,18 @@ interface PathFigures {
   listCount: number;
 }
 
-async function measure(client: Client, target: Target): Promise<PathFigures> {
+/** A target's latency inbox and the last update number a client has seen of it. */
+interface Probe {
+  target: Target;
+  inbox: WorkflowHandle;
+  update: number;
+  figures: PathFigures;
+}
+
+/** Starts a target's latency inbox (update-with-start or signal-with-start, as its path does). */
+async function openProbe(client: Client, target: Target): Promise<Probe> {
   const { workflowType, taskQueue, path } = target;
-  const tag = target.label.replace(/[^a-z]+/g, '-');
-  const f: PathFigures = {
-    visible: [],
-    fullList: [],
-    nothingNew: [],
-    throughput: '',
-    perSecond: NaN,
-    listCount: 0,
-  };
-  const workflowId = inboxWorkflowId(`bench-${tag}-latency-${Date.now()}`);
+  const workflowId = inboxWorkflowId(`bench-${tag(target)}-latency-${Date.now()}`);
   const inbox =
     path === 'update'
       ? (await client.workflow.executeUpdateWithStart(notifyUpdate, {
@@ -107,66 +114,122 @@ async function measure(client: Client, target: Target): Promise<PathFigures> {
           signal: notifySignal,
           signalArgs: [{ message: 'warm-up' }],
         });
-  let update = (await inbox.query(notificationsQuery)).update;
+  const update = (await inbox.query(notificationsQuery)).update;
+  const figures: PathFigures = {
+    visible: [],
+    fullList: [],
+    nothingNew: [],
+    throughput: '',
+    perSecond: NaN,
+    listCount: 0,
+  };
+  return { target, inbox, update, figures };
+}
+
+function tag(target: Target): string {
+  return target.label.replace(/[^a-z]+/g, '-');
+}
+
+/** One notification's path: sent, then `notificationsSince` until it shows. Returns milliseconds. */
+async function visibleOnce(probe: Probe, message: string): Promise<number> {
+  const t0 = performance.now();
+  await send(probe.inbox, probe.target.path, { message, type: 'progress' });
+  for (;;) {
+    const changes = await probe.inbox.query(notificationsSinceQuery, { updateNo: probe.update });
+    if (changes.update > probe.update) {
+      probe.update = changes.update;
+      break;
+    }
+  }
+  return performance.now() - t0;
+}
+
+/**
+ * Latency figures of every target, taken in turns (one sample of each, round after round) after
+ * warm-up rounds, so no target pays for a colder process or server than another.
+ */
+async function measureLatency(probes: Probe[]): Promise<void> {
+  for (let i = 0; i < WARM_UP; i++) {
+    for (const probe of probes) await visibleOnce(probe, `warm-up ${i}`);
+  }
   // One at a time, so each sample is one notification's path, not a queue behind others.
   for (let i = 0; i < SAMPLES; i++) {
-    const t0 = performance.now();
-    await send(inbox, path, { message: `sample ${i}`, type: 'progress' });
-    for (;;) {
-      const changes = await inbox.query(notificationsSinceQuery, { updateNo: update });
-      if (changes.update > update) {
-        update = changes.update;
-        break;
-      }
+    for (const probe of probes) probe.figures.visible.push(await visibleOnce(probe, `sample ${i}`));
+  }
+  const lists = new Map<Probe, { update: number; guid: string }>();
+  for (const probe of probes) {
+    const history = await probe.inbox.query(notificationsQuery);
+    const expected = Math.min(DEFAULT_MAX_NOTIFICATIONS, WARM_UP + SAMPLES + 1);
+    if (history.count !== expected) {
+      throw new Error(
+        `${probe.target.label}: inbox holds ${history.count} notifications, expected ${expected}`,
+      );
     }
-    f.visible.push(performance.now() - t0);
+    probe.figures.listCount = history.count;
+    lists.set(probe, history);
   }
-
-  const history = await inbox.query(notificationsQuery);
-  if (history.count !== Math.min(DEFAULT_MAX_NOTIFICATIONS, SAMPLES + 1)) {
-    throw new Error(`inbox holds ${history.count} notifications`);
-  }
-  f.listCount = history.count;
   for (let i = 0; i < SAMPLES; i++) {
-    let t0 = performance.now();
-    await inbox.query(notificationsQuery);
-    f.fullList.push(performance.now() - t0);
-    t0 = performance.now();
-    await inbox.query(notificationsSinceQuery, { updateNo: history.update, guid: history.guid });
-    f.nothingNew.push(performance.now() - t0);
+    for (const probe of probes) {
+      const { update, guid } = lists.get(probe)!;
+      let t0 = performance.now();
+      await probe.inbox.query(notificationsQuery);
+      probe.figures.fullList.push(performance.now() - t0);
+      t0 = performance.now();
+      await probe.inbox.query(notificationsSinceQuery, { updateNo: update, guid });
+      probe.figures.nothingNew.push(performance.now() - t0);
+    }
   }
+}
 
-  const flood = await client.workflow.start(workflowType, {
-    workflowId: inboxWorkflowId(`bench-${tag}-throughput-${Date.now()}`),
-    taskQueue,
+/**
+ * Sends `count` notifications from CONCURRENCY senders into a new inbox and waits until all are
+ * applied. Returns milliseconds until applied and until the server accepted the last, or the
+ * number applied when it stalled.
+ */
+async function flood(
+  client: Client,
+  target: Target,
+  count: number,
+): Promise<{ appliedMs: number; acceptedMs: number } | { stalledAt: number }> {
+  const inbox = await client.workflow.start(target.workflowType, {
+    workflowId: inboxWorkflowId(`bench-${tag(target)}-throughput-${Date.now()}`),
+    taskQueue: target.taskQueue,
     args: [{}],
   });
   const t0 = performance.now();
   let next = 0;
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next < COUNT) {
+      while (next < count) {
         const i = next++;
-        await send(flood, path, { message: `flood ${i}`, id: `f-${i}` });
+        await send(inbox, target.path, { message: `flood ${i}`, id: `f-${i}` });
       }
     }),
   );
-  const accepted = performance.now() - t0;
+  const acceptedMs = performance.now() - t0;
   for (;;) {
-    const applied = (await flood.query(notificationsQuery)).update;
-    if (applied >= COUNT) break;
-    if (performance.now() - t0 > THROUGHPUT_DEADLINE_MS) {
-      f.throughput = `STALLED: ${applied}/${COUNT} applied after ${THROUGHPUT_DEADLINE_MS / 1000} s`;
-      return f;
-    }
+    const applied = (await inbox.query(notificationsQuery)).update;
+    if (applied >= count) return { appliedMs: performance.now() - t0, acceptedMs };
+    if (performance.now() - t0 > THROUGHPUT_DEADLINE_MS) return { stalledAt: applied };
     await new Promise((r) => setTimeout(r, 20));
   }
-  const appliedMs = performance.now() - t0;
-  f.perSecond = (COUNT / appliedMs) * 1000;
-  f.throughput =
-    `${f.perSecond.toFixed(0)}/s applied (${COUNT} from ${CONCURRENCY} concurrent senders; ` +
-    `the server accepted them at ${((COUNT / accepted) * 1000).toFixed(0)}/s)`;
-  return f;
+}
+
+/** Throughput of every target: a short warm-up flood each, then the measured floods in turn. */
+async function measureThroughput(client: Client, probes: Probe[]): Promise<void> {
+  for (const probe of probes) await flood(client, probe.target, WARM_UP_FLOOD);
+  for (const probe of probes) {
+    const f = probe.figures;
+    const r = await flood(client, probe.target, COUNT);
+    if ('stalledAt' in r) {
+      f.throughput = `STALLED: ${r.stalledAt}/${COUNT} applied after ${THROUGHPUT_DEADLINE_MS / 1000} s`;
+      continue;
+    }
+    f.perSecond = (COUNT / r.appliedMs) * 1000;
+    f.throughput =
+      `${f.perSecond.toFixed(0)}/s applied (${COUNT} from ${CONCURRENCY} concurrent senders; ` +
+      `the server accepted them at ${((COUNT / r.acceptedMs) * 1000).toFixed(0)}/s)`;
+  }
 }
 
 /** `figure (goal …: met | not met)`. */
@@ -222,7 +285,11 @@ async function main() {
   const figures = new Map<string, PathFigures>();
   await floorWorker.runUntil(
     worker.runUntil(async () => {
-      for (const target of targets) figures.set(target.label, await measure(client, target));
+      const probes: Probe[] = [];
+      for (const target of targets) probes.push(await openProbe(client, target));
+      await measureLatency(probes);
+      await measureThroughput(client, probes);
+      for (const probe of probes) figures.set(probe.target.label, probe.figures);
     }),
   );
   await connection.close();

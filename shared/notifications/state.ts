@@ -182,6 +182,21 @@ export class NotificationSizes {
     const ids = new Set(notifications.map((n) => n.id));
     for (const id of [...this.known.keys()]) if (!ids.has(id)) this.known.delete(id);
   }
+
+  /** The last tombstone list {@link bury} made, and its JSON bytes. */
+  private buried?: { list: readonly Tombstone[]; bytes: number };
+
+  /**
+   * JSON bytes of a tombstone list, as {@link tombstoneBytes} counts them; remembered for the list
+   * the last eviction made, so an eviction costs its own tombstones instead of the whole list's.
+   */
+  tombstoneBytesOf(list: readonly Tombstone[]): number {
+    return this.buried?.list === list ? this.buried.bytes : tombstoneBytes(list);
+  }
+
+  rememberTombstones(list: readonly Tombstone[], bytes: number): void {
+    this.buried = { list, bytes };
+  }
 }
 
 /** True when `a` and `b` differ at most in `no` (fields compared by value; usually the same strings). */
@@ -248,6 +263,9 @@ export function createNotificationState(options: NotificationStateOptions): Noti
   };
 }
 
+/** An evicted notification's `[id, fingerprint of its content]`. */
+type Tombstone = readonly [string, string];
+
 /** The content a tombstone compares: every field a producer sends (not `no`, `timestamp`, `read`). */
 type TombstoneFields = Pick<
   Notification,
@@ -303,26 +321,35 @@ function tombstoneEntryBytes([id, fp]: readonly [string, string]): number {
 }
 
 /** JSON bytes of a list of tombstones (an upper bound for ids with surrogate pairs). */
-function tombstoneBytes(tombstones: readonly (readonly [string, string])[]): number {
+function tombstoneBytes(tombstones: readonly Tombstone[]): number {
   let bytes = 2;
   for (const t of tombstones) bytes += tombstoneEntryBytes(t);
   return bytes;
 }
 
-/** Tombstones after `evicted` left the list: the newest within the count and byte budgets. */
+/**
+ * Tombstones after `evicted` left the list: the newest within the count and byte budgets. With
+ * `sizes`, the bytes of the list it made last are not counted again.
+ */
 function bury(
-  tombstones: readonly (readonly [string, string])[] | undefined,
+  tombstones: readonly Tombstone[] | undefined,
   evicted: readonly Notification[],
-): (readonly [string, string])[] {
-  const all = [...(tombstones ?? []), ...evicted.map((n) => [n.id, fingerprint(n)] as const)];
-  let from = Math.max(0, all.length - BUDGETS.notificationTombstones);
-  let bytes = 2;
-  for (let i = from; i < all.length; i++) bytes += tombstoneEntryBytes(all[i]!);
-  while (bytes > BUDGETS.notificationTombstoneBytes && from < all.length) {
+  sizes?: NotificationSizes,
+): Tombstone[] {
+  const previous = tombstones ?? [];
+  const added = evicted.map((n) => [n.id, fingerprint(n)] as const);
+  const all = [...previous, ...added];
+  let bytes = sizes ? sizes.tombstoneBytesOf(previous) : tombstoneBytes(previous);
+  for (const t of added) bytes += tombstoneEntryBytes(t);
+  let from = 0;
+  const overCount = all.length - BUDGETS.notificationTombstones;
+  while (from < overCount || (bytes > BUDGETS.notificationTombstoneBytes && from < all.length)) {
     bytes -= tombstoneEntryBytes(all[from]!);
     from += 1;
   }
-  return all.slice(from);
+  const kept = all.slice(from);
+  sizes?.rememberTombstones(kept, bytes);
+  return kept;
 }
 
 /** Bytes of a list of notifications as JSON (UTF-8): what the byte capacity limits. */
@@ -462,7 +489,9 @@ export function add(
     notifications:
       overflow === 0 ? notifications : notifications.slice(overflow).map((n, i) => ({ ...n, no: i })),
     evicted: state.evicted + overflow,
-    ...(overflow === 0 ? {} : { tombstones: bury(state.tombstones, notifications.slice(0, overflow)) }),
+    ...(overflow === 0
+      ? {}
+      : { tombstones: bury(state.tombstones, notifications.slice(0, overflow), ctx.sizes) }),
   };
   ctx.sizes?.keepOnly(next.notifications);
   const kept = notification.no >= overflow;
