@@ -6,6 +6,33 @@ import { builtinModules } from 'node:module';
 
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
+// Floors, lowest first: a file may import its own floor and those below, never one above.
+// shared/ and prompts/ → activities/ → workflows/ (activities' types only) → workers/ → cli/ and the rest.
+const above = {
+  ground: ['activities', 'workflows', 'workers', 'cli', 'web', 'bench', 'scripts', 'tests'],
+  activities: ['workflows', 'workers', 'cli', 'web', 'bench', 'scripts', 'tests'],
+  workers: ['cli', 'web', 'bench', 'scripts', 'tests'],
+};
+const zone = (target, from, message) => from.map((f) => ({ target, from: `./${f}`, message }));
+const floors = [
+  ...zone('./shared', above.ground, 'shared/ is the ground floor: it imports nothing of ours above it.'),
+  ...zone('./prompts', above.ground, 'prompts/ is the ground floor: it imports nothing of ours above it.'),
+  ...zone('./web', [...above.ground.filter((f) => f !== 'web')], 'web/ (browser code) imports shared/ only.'),
+  ...zone('./activities', above.activities, 'activities/ import shared/ only, never workers/ or cli/.'),
+  ...zone(
+    './workflows',
+    above.workers,
+    'workflows/ import shared/ and the activities’ types only (the sandbox runs no worker code).',
+  ),
+  {
+    target: './workflows',
+    from: './activities',
+    except: ['./types.ts'],
+    message: 'workflows/ take activities as types only (activities/types.ts).',
+  },
+  ...zone('./workers', above.workers, 'workers/ never import cli/ or the tools around the product.'),
+];
+
 export default tseslint.config(
   {
     ignores: ['node_modules/**', 'dist/**', '.temporal/**', '.data/**', 'coverage/**', '**/*.js', '**/*.mjs'],
@@ -26,6 +53,7 @@ export default tseslint.config(
       '@typescript-eslint/restrict-template-expressions': 'off',
       '@typescript-eslint/require-await': 'off',
       'import/no-cycle': ['error', { ignoreExternal: true }],
+      'import/no-restricted-paths': ['error', { zones: floors }],
     },
   },
   {

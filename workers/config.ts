@@ -3,16 +3,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { EmailConfigSchema } from '../activities/email/config';
-import type { EmailConfig } from '../activities/email/config';
 import { DEFAULT_LOCAL_WEIGHTS, LOCAL_WEIGHTS } from '../activities/model/local/weights';
 import { SearchConfigSchema } from '../activities/search/config';
-import type { SearchConfig } from '../activities/search/config';
 import { DatabasesConfigSchema } from '../activities/sql/config';
-import type { DatabasesConfig } from '../activities/sql/config';
-import { PROJECT_ROOT } from '../cli/binaries';
+import { PROJECT_ROOT } from '../shared/project-root';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues';
 import type { ContentStoreConfig } from '../activities/content/config';
-import type { RunDefaults } from '../activities/run/defaults';
+import type { ActivitiesConfig } from '../activities/config';
 import { ApprovalPolicySchema, approvalPolicyProblems } from '../shared/approvals';
 import { PriceTableSchema } from '../shared/run-budgets';
 import { parseContentStoreSetting } from '../activities/content/config';
@@ -95,20 +92,6 @@ export interface TracingConfig {
   serviceName: string;
 }
 
-/** The worker's local model settings (see WORKER_ENV). */
-export interface LocalModelConfig {
-  /** The GGUF file used when a run names none. */
-  modelPath: string;
-  /** Whether modelPath came from DURABLE_AGENT_LOCAL_MODEL (else it is the default the setup installs). */
-  modelPathConfigured: boolean;
-  modelsDir: string;
-  threads: number;
-  /** Tokens one sequence holds: the scaffold (~600), the run's turns and clipped tool results. */
-  contextSize: number;
-  /** Model calls generated at once; further calls wait for a free sequence. */
-  sequences: number;
-}
-
 /**
  * Threads of the local model unless configured: the cores available, less one for the worker's own
  * work (Temporal's SDK, tools, a dev server beside it). llama.cpp's threads wait on each other at
@@ -124,28 +107,19 @@ export const LOCAL_CONTEXT_SIZE = 4096;
 /** Default number of sequences: two calls generate at once, so one long answer does not stall the others. */
 export const LOCAL_SEQUENCES = 2;
 
-/** The worker's configuration: everything activities need, including secrets that never enter history. */
-export interface WorkerConfig {
-  taskQueue: string;
+/**
+ * The worker's configuration: what its activities read (secrets included, which never enter
+ * history) and the settings of the worker process itself.
+ */
+export interface WorkerConfig extends ActivitiesConfig {
   /** A prebuilt workflow bundle file, loaded instead of bundling workflows/ at start. */
   workflowBundle?: string;
-  scriptsDir: string;
   logLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   logFormat: 'text' | 'json';
   maxConcurrentActivities: number;
-  models: {
-    openai: { apiKey?: string; baseUrl: string; baseUrlConfigured: boolean };
-    anthropic: { apiKey?: string; baseUrl: string };
-    local: LocalModelConfig;
-  };
-  email: EmailConfig;
-  databases: DatabasesConfig;
-  search: SearchConfig;
   tracing: TracingConfig;
   /** Where content kept by reference lives (see activities/content). */
   contentStore: ContentStoreConfig;
-  /** Approval policies and model prices for every run, unless a run says otherwise (config file `runs`). */
-  runDefaults: RunDefaults;
   /** Payload encryption keys (DURABLE_AGENT_CODEC_KEYS); undefined = payloads in clear. */
   codecKeys?: CodecKeys;
 }

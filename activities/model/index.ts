@@ -9,11 +9,11 @@ import { appendConversation, buildWindow } from './conversation';
 import { boundModelOutput } from './output-budget';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../cli/binaries';
+import { PROJECT_ROOT } from '../../shared/project-root';
 import type { ToolDefinition } from '../../shared/tools/define';
 import { toolParametersJsonSchema } from '../../shared/tools/define';
 import { findTool } from '../../shared/tools/registry';
-import type { WorkerConfig } from '../../workers/config';
+import type { ActivitiesConfig } from '../config';
 import type { ModelActivities } from '../types';
 import { createAnthropicProvider } from './anthropic';
 import { createLocalProvider } from './local/provider';
@@ -60,7 +60,7 @@ export function modelToolSpecs(names: string[]): ModelToolSpec[] {
 
 /** Dependencies of the model activity; providers may be swapped in tests. */
 export interface ModelActivityDeps {
-  config: Pick<WorkerConfig, 'scriptsDir' | 'models'>;
+  config: Pick<ActivitiesConfig, 'scriptsDir' | 'models'>;
   /** Where conversations are kept by reference. */
   store: ContentStore;
   providers?: Partial<Record<CallModelInput['model']['provider'], ModelProvider>>;

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { PROJECT_ROOT } from '../../cli/binaries';
+import { PROJECT_ROOT } from '../../shared/project-root';
 import { WEB_PROVIDERS } from '../../shared/tools/search';
 import { KNOWLEDGE_BASE_DEFAULTS as KB } from './kb/defaults';
 

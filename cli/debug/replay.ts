@@ -4,7 +4,7 @@ import type { ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporal
 import { DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { globalHandlers } from '@temporalio/worker/lib/workflow/vm-shared';
 import { WORKFLOWS_PATH, WORKFLOW_BUNDLER_OPTIONS, WORKFLOW_BUNDLE_FLAVOUR } from '../../workers/worker';
-import { PROJECT_ROOT } from '../binaries';
+import { PROJECT_ROOT } from '../../shared/project-root';
 import { cachedBundle, storeBundle } from './bundle-cache';
 import type { History, HistoryEvent } from './history';
 import { historyWorkflowId } from './history';

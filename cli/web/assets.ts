@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { PROJECT_ROOT } from '../binaries';
+import { PROJECT_ROOT } from '../../shared/project-root';
 
 /** Where the browser code lives. */
 export const WEB_SOURCE_DIR = path.join(PROJECT_ROOT, 'web');

@@ -21,7 +21,7 @@ import { closeAllKnowledgeBases } from '../../activities/search/kb/pool';
 import { KnowledgeBase } from '../../activities/search/kb/store';
 import { LockBusyError } from '../../activities/search/kb/lock';
 import { registerKbCommands } from '../../cli/kb';
-import { PROJECT_ROOT } from '../../cli/binaries';
+import { PROJECT_ROOT } from '../../shared/project-root';
 import { tempDir } from '../support/temporal';
 
 const LABELS = JSON.parse(

@@ -7,7 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { createNotificationsApp } from '../../cli/api/app';
-import { PROJECT_ROOT } from '../../cli/binaries';
+import { PROJECT_ROOT } from '../../shared/project-root';
 import type { DevServerFixture } from '../support/dev-server';
 import { startDevServerFixture } from '../support/dev-server';
 import type { WorkerProcess } from '../support/processes';

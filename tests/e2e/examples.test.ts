@@ -4,7 +4,7 @@
  * citations, email through the test mail server, an approval, and notifications.
  */
 import path from 'node:path';
-import { PROJECT_ROOT } from '../../cli/binaries';
+import { PROJECT_ROOT } from '../../shared/project-root';
 import type { DevServerFixture } from '../support/dev-server';
 import { startDevServerFixture } from '../support/dev-server';
 import { AGENT, requireMailServer, subjectsContaining } from '../support/mail';

@@ -15,7 +15,8 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { PROJECT_ROOT, temporalBinary } from '../../cli/binaries';
+import { PROJECT_ROOT } from '../../shared/project-root';
+import { temporalBinary } from '../../cli/binaries';
 import { WORKER_ENV } from '../../workers/config';
 import type { DevServerFixture } from '../support/dev-server';
 import { startDevServerFixture } from '../support/dev-server';

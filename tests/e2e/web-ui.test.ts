@@ -16,7 +16,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
-import { PROJECT_ROOT } from '../../cli/binaries';
+import { PROJECT_ROOT } from '../../shared/project-root';
 import { startApiServer } from '../../cli/api/server';
 import type { RunningApiServer } from '../../cli/api/server';
 import { startAgentRun } from '../../cli/start-run';

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { LOCAL_WEIGHTS } from '../../activities/model/local/weights';
-import { PROJECT_ROOT } from '../../cli/binaries';
+import { PROJECT_ROOT } from '../../shared/project-root';
 import { ConfigError, defaultLocalThreads, loadWorkerConfig } from '../../workers/config';
 
 test('the local model defaults to the weights the setup installs, on all cores but one', () => {

@@ -5,7 +5,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { MAX_CACHED_BUNDLES, bundleSources, cachedBundle, storeBundle } from '../../cli/debug/bundle-cache';
 import { replayBundle } from '../../cli/debug/replay';
-import { PROJECT_ROOT } from '../../cli/binaries';
+import { PROJECT_ROOT } from '../../shared/project-root';
 import { WORKFLOW_BUNDLE_FLAVOUR } from '../../workers/worker';
 import { uid } from '../support/temporal';
 

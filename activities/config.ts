@@ -1,0 +1,22 @@
+import type { EmailConfig } from './email/config';
+import type { ModelsConfig } from './model/config';
+import type { RunDefaults } from './run/defaults';
+import type { SearchConfig } from './search/config';
+import type { DatabasesConfig } from './sql/config';
+
+/**
+ * What the activities read of the worker's configuration. The worker's own configuration
+ * (`WorkerConfig` in workers/) holds this and its process settings; activities never reach up to it.
+ */
+export interface ActivitiesConfig {
+  /** The worker's task queue (notifications name it when they start an inbox). */
+  taskQueue: string;
+  /** Folder of scripted-model files (`<name>.json`). */
+  scriptsDir: string;
+  models: ModelsConfig;
+  email: EmailConfig;
+  databases: DatabasesConfig;
+  search: SearchConfig;
+  /** Approval policies and model prices for every run, unless a run says otherwise (config file `runs`). */
+  runDefaults: RunDefaults;
+}
