@@ -109,3 +109,21 @@ export function formatZodIssues(error: z.ZodError): string {
     .map((issue) => `${issue.path.length ? issue.path.join('.') : '(input)'}: ${issue.message}`)
     .join('; ');
 }
+
+/** Validates tool arguments with the tool's own check or its zod schema; errors are for the model. */
+export function checkToolArgs(
+  def: ToolDefinition,
+  raw: unknown,
+): { success: true; data: unknown } | { success: false; error: string } {
+  if (def.checkArgs) {
+    const r = def.checkArgs(raw);
+    return r.ok ? { success: true, data: raw } : { success: false, error: r.error };
+  }
+  const parsed = def.inputs.safeParse(raw);
+  return parsed.success
+    ? { success: true, data: parsed.data }
+    : {
+        success: false,
+        error: `Invalid arguments for ${def.name}: ${formatZodIssues(parsed.error)}. Fix them and call the tool again.`,
+      };
+}

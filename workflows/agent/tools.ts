@@ -1,76 +1,35 @@
-import {
-  ActivityFailure,
-  condition,
-  isCancellation,
-  patched,
-  setHandler,
-  workflowInfo,
-} from '@temporalio/workflow';
-import { msToNumber } from '@temporalio/common/lib/time';
-import type { Duration } from '@temporalio/common';
+import { ActivityFailure, isCancellation, patched } from '@temporalio/workflow';
 import type { ToolActivity } from '../../activities/types';
-import { approveToolCallUpdate } from '../../shared/agent';
-import type {
-  AgentEvent,
-  ApprovalDecision,
-  CarriedCall,
-  CarriedTurn,
-  ParsedAgentInput,
-  PendingApproval,
-  PendingToolCall,
-} from '../../shared/agent';
+import type { CarriedCall, CarriedTurn, PendingApproval, PendingToolCall } from '../../shared/agent';
 import type { ApprovalPolicy } from '../../shared/approvals';
-import { approvalReason, isUntrustedSource, summarizeArgs } from '../../shared/approvals';
+import { approvalReason, isUntrustedSource } from '../../shared/approvals';
 import type { ConversationMessage, ToolMessageContent } from '../../shared/conversation';
-import { NotificationPriority } from '../../shared/notifications/schema';
-import type { ValidNotificationInput } from '../../shared/notifications/schema';
 import type { ToolDefinition, ToolResult } from '../../shared/tools/define';
-import { formatZodIssues } from '../../shared/tools/define';
+import { checkToolArgs } from '../../shared/tools/define';
 import { findTool } from '../../shared/tools/registry';
 import { LOCAL_TOOL_ACTIVITIES, TOOL_ACTIVITIES } from './activities';
+import type { ApprovalHost } from './approvals';
+import { ApprovalGate, INTERRUPTED } from './approvals';
 import { clip } from './events';
 
 /** A tool message of the conversation. */
 export type ToolMessage = Extract<ConversationMessage, { role: 'tool' }>;
 
 /** What the tool runner needs from the run it belongs to. */
-export interface ToolHost {
-  readonly input: ParsedAgentInput;
-  emit(e: Omit<AgentEvent, 'seq' | 'at' | 'step'>): void;
+export interface ToolHost extends ApprovalHost {
   /** Counts a finished tool call in the run's usage. */
   countToolCall(): void;
-  setLastError(message: string): void;
-  /** Called when calls start or stop waiting for approval (status, search attributes). */
-  approvalsChanged(): void;
-  /** A notification the run raises itself (also to the user's inbox). */
-  raise(notification: ValidNotificationInput): Promise<void>;
   /** Search tools: numbers the results for citation and returns what the model reads. */
   cite(def: ToolDefinition, args: unknown, result: ToolResult): ToolMessageContent | undefined;
   /** True when the run's history is past its budget and it should continue as new. */
   historyOverBudget(): boolean;
-  /**
-   * The approval policy (run over worker defaults) when the run uses policies; null for runs
-   * recorded before them, which ask only for the tools named in `requireApproval`.
-   */
-  approvalPolicy(): ApprovalPolicy | null;
   /** Where untrusted content entered the conversation, or null. */
   untrusted(): string | null;
   /** Records that untrusted content entered the conversation. */
   markUntrusted(source: string): void;
-  /** A budget ended the run while calls wait: waits end and the calls are refused with this text. */
-  stopping(): string | null;
   /** Whether tools declared pure and quick run as local activities (see LOCAL_ACTIVITIES_PATCH). */
   readonly localTools: boolean;
 }
-
-interface ApprovalWait {
-  decision: ApprovalDecision | null;
-  tool: ToolDefinition;
-  view: PendingApproval;
-}
-
-/** How an approval wait ended: refused (text for the model), or approved (maybe with edited arguments). */
-type ApprovalOutcome = { refused: string } | { approved: true; args?: unknown };
 
 /**
  * Search results are numbered for citation in the order their calls started, not the order they
@@ -78,27 +37,6 @@ type ApprovalOutcome = { refused: string } | { approved: true; args?: unknown };
  * this numbered by finish order and keep doing so on replay.
  */
 export const CITATION_ORDER_PATCH = 'citations-in-start-order';
-
-/** Marks a call that stopped because the run is about to continue as new. */
-const INTERRUPTED = Symbol('interrupted');
-
-/** Validates tool arguments with the tool's own check or its zod schema; errors are for the model. */
-function checkToolArgs(
-  def: ToolDefinition,
-  raw: unknown,
-): { success: true; data: unknown } | { success: false; error: string } {
-  if (def.checkArgs) {
-    const r = def.checkArgs(raw);
-    return r.ok ? { success: true, data: raw } : { success: false, error: r.error };
-  }
-  const parsed = def.inputs.safeParse(raw);
-  return parsed.success
-    ? { success: true, data: parsed.data }
-    : {
-        success: false,
-        error: `Invalid arguments for ${def.name}: ${formatZodIssues(parsed.error)}. Fix them and call the tool again.`,
-      };
-}
 
 /**
  * Runs the tool calls of a model turn: validation, approvals (durable waits), a FIFO bound on
@@ -108,7 +46,7 @@ function checkToolArgs(
  */
 export class ToolRunner {
   private readonly pending = new Map<string, PendingToolCall>();
-  private readonly approvals = new Map<string, ApprovalWait>();
+  private readonly gate: ApprovalGate;
   private runningTools = 0;
   private readonly slotWaiters: (() => void)[] = [];
   private notificationTurn: Promise<void> = Promise.resolve();
@@ -118,60 +56,23 @@ export class ToolRunner {
   /** Set once the run must continue as new: nothing new starts, approval waits end. */
   private draining = false;
 
-  constructor(private readonly host: ToolHost) {}
+  constructor(private readonly host: ToolHost) {
+    this.gate = new ApprovalGate({
+      input: host.input,
+      emit: (e) => host.emit(e),
+      setLastError: (m) => host.setLastError(m),
+      approvalsChanged: () => host.approvalsChanged(),
+      raise: (n) => host.raise(n),
+      approvalPolicy: () => host.approvalPolicy(),
+      stopping: () => host.stopping(),
+      shouldDrain: () => this.shouldDrain(),
+      draining: () => this.draining,
+    });
+  }
 
-  /** The `approveToolCall` update, validated: unknown or decided ids never enter history. */
+  /** The `approveToolCall` update (see ApprovalGate). */
   registerHandlers(): void {
-    setHandler(
-      approveToolCallUpdate,
-      (decision) => {
-        const wait = this.approvals.get(decision.toolCallId);
-        if (!wait) throw new Error('unreachable: the validator checks the tool call id');
-        if (decision.args !== undefined) {
-          const checked = checkToolArgs(wait.tool, decision.args);
-          if (!checked.success) throw new Error('unreachable: the validator checks the arguments');
-          wait.decision = { ...decision, args: checked.data };
-          return { toolCallId: decision.toolCallId, approved: true, editedArgs: true };
-        }
-        wait.decision = decision;
-        return { toolCallId: decision.toolCallId, approved: decision.approve };
-      },
-      {
-        validator: (decision: ApprovalDecision) => {
-          if (typeof decision?.toolCallId !== 'string' || typeof decision.approve !== 'boolean') {
-            throw new Error('Give { toolCallId: string, approve: boolean, reason?: string }');
-          }
-          if (
-            decision.reason !== undefined &&
-            (typeof decision.reason !== 'string' || decision.reason.length > 2000)
-          ) {
-            throw new Error('reason must be a string of at most 2,000 characters');
-          }
-          const wait = this.approvals.get(decision.toolCallId);
-          if (!wait) {
-            const waiting = [...this.approvals.keys()];
-            throw new Error(
-              `No tool call ${decision.toolCallId} is waiting for approval` +
-                (waiting.length ? `; waiting: ${waiting.join(', ')}` : '; none is waiting'),
-            );
-          }
-          if (wait.decision) throw new Error(`Tool call ${decision.toolCallId} was already decided`);
-          if (decision.args !== undefined) {
-            if (!decision.approve) {
-              throw new Error('Edited arguments go with an approval; a rejection takes only a reason');
-            }
-            const checked = checkToolArgs(wait.tool, decision.args);
-            if (!checked.success) {
-              throw new Error(
-                `The edited arguments for ${wait.tool.name} are invalid: ${checked.error
-                  .replace(/^Invalid arguments for [a-z0-9_]+: /, '')
-                  .replace(/\. Fix them and call the tool again\.$/, '')}`,
-              );
-            }
-          }
-        },
-      },
-    );
+    this.gate.registerHandlers();
   }
 
   /** Calls that were requested and have not finished, for the `state` query. */
@@ -181,12 +82,12 @@ export class ToolRunner {
 
   /** Calls waiting for approval, for the `state` query. */
   pendingApprovals(): PendingApproval[] {
-    return [...this.approvals.values()].filter((w) => !w.decision).map((w) => ({ ...w.view }));
+    return this.gate.pendingApprovals();
   }
 
   /** Whether any call waits for approval. */
   waitingForApproval(): boolean {
-    return this.approvals.size > 0;
+    return this.gate.waitingForApproval();
   }
 
   /**
@@ -264,7 +165,7 @@ export class ToolRunner {
       const why = c.approval ? (c.approval.reason ?? '') : this.approvalNeeded(call.name, args.data);
       let edited = false;
       if (why !== null) {
-        const outcome = await this.awaitApproval(c, pending, def, why);
+        const outcome = await this.gate.wait(c, pending, def, why);
         if (outcome === INTERRUPTED) return;
         if ('refused' in outcome) {
           c.result = reply(outcome.refused, true);
@@ -403,155 +304,6 @@ export class ToolRunner {
     }
     return approvalReason(policy, tool, args, { untrusted: this.host.untrusted() });
   }
-
-  /**
-   * Waits for an approve/reject update until the call's deadline (kept in the turn, so a continued
-   * run waits only for what is left), telling the user what is asked and, in place, how it ended.
-   * Returns the outcome, or INTERRUPTED when the run must continue as new first.
-   */
-  private async awaitApproval(
-    c: CarriedCall,
-    pending: PendingToolCall,
-    def: ToolDefinition,
-    reason: string,
-  ): Promise<ApprovalOutcome | typeof INTERRUPTED> {
-    const policy = this.host.input.policy;
-    const asks = this.host.approvalPolicy() !== null;
-    const first = c.approval === undefined;
-    const decidedEarlier = c.approval?.decision !== undefined;
-    const approval = (c.approval ??= {
-      deadline: Date.now() + msToNumber(policy.approvalTimeout as Duration),
-      ...(asks ? { reason } : {}),
-    });
-    const view: PendingApproval = {
-      toolCallId: pending.toolCallId,
-      tool: pending.name,
-      args: pending.args,
-      summary: summarizeArgs(pending.args),
-      reason,
-      step: pending.step,
-      deadline: new Date(approval.deadline).toISOString(),
-    };
-    const wait: ApprovalWait = { decision: approval.decision ?? null, tool: def, view };
-    pending.state = 'awaiting_approval';
-    this.approvals.set(pending.toolCallId, wait);
-    this.host.approvalsChanged();
-    if (first) {
-      this.host.emit({
-        kind: 'approval_requested',
-        toolCallId: pending.toolCallId,
-        tool: pending.name,
-        args: pending.args,
-        ...(asks ? { text: reason } : {}),
-      });
-      if (asks) await this.host.raise(requestNotification(view));
-    }
-    try {
-      const remaining = approval.deadline - Date.now();
-      if (wait.decision === null && remaining > 0) {
-        await condition(
-          () => wait.decision !== null || this.shouldDrain() || (asks && this.host.stopping() !== null),
-          remaining,
-        );
-      }
-      if (wait.decision) approval.decision = wait.decision;
-      const stopped = asks && wait.decision === null ? this.host.stopping() : null;
-      if (wait.decision === null && this.draining && stopped === null) return INTERRUPTED;
-      if (wait.decision === null) {
-        const msg = stopped
-          ? `The run stopped (${stopped}) while ${pending.name} waited for approval; the call was not made.`
-          : `Approval for ${pending.name} timed out after ${String(policy.approvalTimeout)}; the call was not made.`;
-        this.host.setLastError(msg);
-        this.host.emit({
-          kind: 'approval_decided',
-          toolCallId: pending.toolCallId,
-          tool: pending.name,
-          text: msg,
-          isError: true,
-        });
-        await this.host.raise(
-          asks
-            ? {
-                ...requestNotification(view),
-                title: `${stopped ? 'Not asked any more' : 'Approval timed out'}: ${pending.name}`,
-                message: `${msg} Asked: ${view.summary}`,
-              }
-            : {
-                type: 'warning',
-                priority: NotificationPriority.HIGH,
-                title: 'Approval timed out',
-                message: msg,
-                detail: '',
-                display_time: 30,
-                group: 'approvals',
-              },
-        );
-        return { refused: `${msg} Ask the user before trying again.` };
-      }
-      const d = wait.decision;
-      const edited = d.approve && d.args !== undefined;
-      const said = d.approve
-        ? edited
-          ? `approved with edited arguments: ${summarizeArgs(d.args)}`
-          : 'approved'
-        : `rejected${d.reason ? `: ${d.reason}` : ''}`;
-      if (!decidedEarlier) {
-        this.host.emit({
-          kind: 'approval_decided',
-          toolCallId: pending.toolCallId,
-          tool: pending.name,
-          text: said,
-          ...(edited ? { args: d.args } : {}),
-        });
-        if (asks) {
-          await this.host.raise({
-            ...requestNotification(view),
-            type: d.approve ? 'info' : 'warning',
-            priority: NotificationPriority.NORMAL,
-            title: `${d.approve ? 'Approved' : 'Rejected'}: ${pending.name}`,
-            message: `${pending.name} ${said}. Asked: ${view.summary}`,
-          });
-        }
-      }
-      return d.approve
-        ? { approved: true, ...(edited ? { args: d.args } : {}) }
-        : {
-            refused: `The user rejected this call${d.reason ? `: ${d.reason}` : ''}. Do not retry it as is.`,
-          };
-    } finally {
-      this.approvals.delete(pending.toolCallId);
-      pending.state = 'queued';
-      this.host.approvalsChanged();
-    }
-  }
-}
-
-/** The id of a call's approval notification: one item, updated in place as the request ends. */
-function approvalNotificationId(toolCallId: string): string {
-  return `approval:${workflowInfo().workflowId}:${toolCallId}`.slice(0, 200);
-}
-
-/** The HIGH warning that asks the user: what, why, until when, and how to answer. */
-function requestNotification(view: PendingApproval): ValidNotificationInput {
-  const run = escapeHtml(workflowInfo().workflowId);
-  const id = escapeHtml(view.toolCallId);
-  return {
-    id: approvalNotificationId(view.toolCallId),
-    type: 'warning',
-    priority: NotificationPriority.HIGH,
-    title: `Approval needed: ${view.tool}`,
-    message: `${view.tool} waits for your decision until ${view.deadline} (${view.reason}). Asked: ${view.summary}`,
-    detail:
-      `<p>Approve: <code>durable-agent approve ${run} ${id} [--args edited.json]</code></p>` +
-      `<p>Reject: <code>durable-agent reject ${run} ${id} --reason "…"</code></p>` +
-      `<p>HTTP: <code>POST /api/approvals/${run}/${id}</code> with {"approve": true} or {"approve": false, "reason": "…"}</p>`,
-    display_time: 30,
-    group: 'approvals',
-  };
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }
 
 /** Tells the model the user changed the arguments before approving, so it does not assume its own ran. */
