@@ -1,19 +1,13 @@
 import {
-  ActivityFailure,
   ApplicationFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
   isCancellation,
-  log,
   patched,
   setHandler,
-  sleep,
-  upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
-import { msToNumber } from '@temporalio/common/lib/time';
-import type { Duration } from '@temporalio/common';
 import {
   AgentInputSchema,
   citationsQuery,
@@ -28,48 +22,32 @@ import type {
   AgentResult,
   AgentStateView,
   AgentStatus,
-  CarriedBudget,
   CarriedState,
   CarriedTurn,
   ParsedAgentInput,
   RunDefaults,
   StopReason,
 } from '../shared/agent';
-import {
-  BUDGETS,
-  formatBytes,
-  jsonBytes,
-  overBudgetMessage,
-  truncateUtf8,
-  utf8Bytes,
-} from '../shared/budgets';
-import type { CitationState } from '../shared/citations';
-import {
-  DEFAULT_MAX_TEXT_CHARS,
-  applyCitations,
-  boundCitationState,
-  createCitationState,
-  resolveCitations,
-  searchRecordsOf,
-} from '../shared/citations';
-import { previewOf } from '../shared/content';
+import { BUDGETS, formatBytes, jsonBytes, overBudgetMessage } from '../shared/budgets';
 import type { ApprovalPolicy } from '../shared/approvals';
 import { mergeApprovalPolicies } from '../shared/approvals';
-import type { BudgetName, BudgetUse } from '../shared/run-budgets';
-import { budgetsToWarn, costOf, describeBudget, exhaustedBudget, priceFor } from '../shared/run-budgets';
-import type { ToolMessageContent } from '../shared/conversation';
-import type { CallModelOutput } from '../shared/model';
+import type { BudgetName } from '../shared/run-budgets';
+import { describeBudget } from '../shared/run-budgets';
 import { addUsage } from '../shared/conversation';
 import { inboxWorkflowId } from '../shared/notifications/messages';
 import type { ValidNotificationInput } from '../shared/notifications/schema';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system';
-import { AgentLastToolKey, AgentModelKey, AgentStatusKey, AgentStepKey } from '../shared/search-attributes';
-import type { ToolDefinition, ToolResult } from '../shared/tools/define';
 import { formatZodIssues } from '../shared/tools/define';
 import { callModel, callModelLocally, deliverNotification, runDefaults } from './agent/activities';
+import { RunBudgets } from './agent/budgets';
+import { fitCarriedState } from './agent/carry';
+import { RunCitations } from './agent/citations';
 import { ConversationLog } from './agent/conversation';
 import { EventLog } from './agent/events';
+import { modelCallFailure } from './agent/model-call';
+import { publishSearchAttributes } from './agent/search-attributes';
 import { ToolRunner } from './agent/tools';
+import { UserMessages } from './agent/user-messages';
 import { NotificationBox } from './notifications';
 import { NotificationPriority } from '../shared/notifications/schema';
 
@@ -119,10 +97,10 @@ class AgentRun {
   private step: number;
   private usage: CarriedState['usage'];
   private continuations: number;
-  private pendingUserMessages: string[];
+  private readonly userMessages: UserMessages;
   private lastError: string | null;
   private toolCallSeq: number;
-  private citations: CitationState;
+  private readonly citations: RunCitations;
   private status: AgentStatus = 'running';
   private answer: string | null = null;
   private stopReason: StopReason | null = null;
@@ -132,8 +110,7 @@ class AgentRun {
   private approvalPolicy: ApprovalPolicy | null = null;
   private defaults: RunDefaults | undefined;
   private untrusted: string | null;
-  private budget: CarriedBudget;
-  private wallClockOver = false;
+  private readonly budgets: RunBudgets;
   /** Which steps run as local activities ('never' for runs recorded before LOCAL_ACTIVITIES_PATCH). */
   private readonly localActivities: ParsedAgentInput['policy']['localActivities'];
 
@@ -149,16 +126,29 @@ class AgentRun {
     this.step = carried?.step ?? 0;
     this.usage = carried?.usage ?? { inputTokens: 0, outputTokens: 0, modelCalls: 0, toolCalls: 0 };
     this.continuations = carried?.continuations ?? 0;
-    this.pendingUserMessages = carried?.pendingUserMessages ?? [];
+    this.userMessages = new UserMessages(carried?.pendingUserMessages ?? [], (e) => this.emit(e));
     this.lastError = carried?.lastError ?? null;
     this.toolCallSeq = carried?.toolCallSeq ?? 0;
     this.stepsAtStart = this.step;
     this.notifications = new NotificationBox(carried?.notifications);
-    this.citations = carried?.citations ?? createCitationState();
+    this.citations = new RunCitations(carried?.citations);
     this.policies = patched(POLICIES_PATCH);
     this.defaults = carried?.defaults;
     this.untrusted = carried?.untrusted ?? null;
-    this.budget = carried?.budget ?? { startedAt: Date.now(), costUsd: 0, warned: [] };
+    this.budgets = new RunBudgets(
+      {
+        input,
+        step: () => this.step,
+        usage: () => this.usage,
+        emit: (e) => this.emit(e),
+        raise: (n) => this.raise(n),
+        setLastError: (message) => {
+          this.lastError = message;
+        },
+      },
+      this.policies,
+      carried?.budget,
+    );
     const local = input.policy.localActivities;
     this.localActivities = local !== 'never' && patched(LOCAL_ACTIVITIES_PATCH) ? local : 'never';
     this.tools = new ToolRunner({
@@ -173,24 +163,24 @@ class AgentRun {
       },
       approvalsChanged: () => this.approvalsChanged(),
       raise: (n) => this.raise(n),
-      cite: (def, args, result) => this.cite(def, args, result),
+      cite: (def, args, result) => this.citations.cite(def, args, result),
       historyOverBudget: () => historyOverBudget(),
       approvalPolicy: () => this.approvalPolicy,
       untrusted: () => this.untrusted,
       markUntrusted: (source) => {
         this.untrusted = source;
       },
-      stopping: () => (this.wallClockOver ? describeBudget('max_wall_clock', this.wallClock()) : null),
+      stopping: () => this.budgets.stopping(),
     });
   }
 
   registerHandlers(): void {
     this.notifications.registerHandlers();
     this.tools.registerHandlers();
-    setHandler(userMessageSignal, (msg) => this.receiveUserMessage(msg));
+    setHandler(userMessageSignal, (msg) => this.userMessages.receive(msg));
     setHandler(stateQuery, () => this.view());
     setHandler(transcriptQuery, (args) => this.conversation.page(args));
-    setHandler(citationsQuery, () => resolveCitations(this.citations));
+    setHandler(citationsQuery, () => this.citations.resolved());
     setHandler(eventsQuery, (opts) => this.events.since(opts?.since ?? 0));
   }
 
@@ -204,12 +194,12 @@ class AgentRun {
           this.input.policy.approvals,
           this.input.policy.requireApproval,
         );
-        this.startWallClock();
+        this.budgets.startWallClock();
       }
       if (carriedTurn && !(await this.finishTurn(carriedTurn)))
         return await this.continueAsNew(rawInput, carriedTurn);
       for (;;) {
-        const stop = this.budgetStop();
+        const stop = this.budgets.stop();
         if (stop) return this.policies ? await this.stopForBudget(stop) : this.finish(null, stop);
 
         this.drainUserMessages();
@@ -217,7 +207,7 @@ class AgentRun {
         const { content, turn } = await this.modelTurn();
         if (turn.calls.length === 0) {
           // A message that arrived while the model was answering deserves a reply of its own.
-          if (this.pendingUserMessages.length > 0) continue;
+          if (this.userMessages.waiting()) continue;
           return this.finish(content ?? '', 'final_answer');
         }
         if (!(await this.finishTurn(turn))) return await this.continueAsNew(rawInput, turn);
@@ -261,91 +251,13 @@ class AgentRun {
     return continueAsNew<typeof agentWorkflow>(rawInput, this.carry(rawInput, turn));
   }
 
-  private budgetStop(): StopReason | null {
-    if (!this.policies) {
-      if (this.step >= this.input.policy.maxSteps) return 'max_steps';
-      const max = this.input.policy.maxTokens;
-      if (max !== undefined && this.usage.inputTokens + this.usage.outputTokens >= max) return 'max_tokens';
-      return null;
-    }
-    return exhaustedBudget(this.budgetUse());
-  }
-
-  /** Every budget the run has, with its use (cost in USD, wall-clock time in ms). */
-  private budgetUse(): BudgetUse {
-    const p = this.input.policy;
-    const u = this.usage;
-    const use: BudgetUse = { max_steps: { used: this.step, max: p.maxSteps } };
-    if (p.maxTokens !== undefined)
-      use.max_tokens = { used: u.inputTokens + u.outputTokens, max: p.maxTokens };
-    if (p.maxInputTokens !== undefined) use.max_input_tokens = { used: u.inputTokens, max: p.maxInputTokens };
-    if (p.maxOutputTokens !== undefined)
-      use.max_output_tokens = { used: u.outputTokens, max: p.maxOutputTokens };
-    if (p.maxCostUsd !== undefined) use.max_cost = { used: this.budget.costUsd, max: p.maxCostUsd };
-    if (p.maxWallClock !== undefined) {
-      use.max_wall_clock = this.wallClockOver
-        ? { ...this.wallClock(), used: this.wallClock().max }
-        : this.wallClock();
-    }
-    return use;
-  }
-
-  private wallClock(): { used: number; max: number } {
-    const max = msToNumber((this.input.policy.maxWallClock ?? 0) as Duration);
-    return { used: Math.max(0, Date.now() - this.budget.startedAt), max };
-  }
-
-  /**
-   * Durable timers for the wall-clock budget (from the run's first start, so a continued run waits
-   * only for what is left): a warning at 80 %, and at 100 % waits end and the loop stops.
-   */
-  private startWallClock(): void {
-    if (this.input.policy.maxWallClock === undefined) return;
-    const { used, max } = this.wallClock();
-    const warnIn = max * 0.8 - used;
-    if (!this.budget.warned.includes('max_wall_clock') && warnIn > 0) {
-      void sleep(warnIn).then(() => this.warnBudgets(['max_wall_clock']));
-    }
-    if (used >= max) {
-      this.wallClockOver = true;
-      return;
-    }
-    void sleep(max - used).then(() => {
-      this.wallClockOver = true;
-      this.warnBudgets();
-    });
-  }
-
-  /** Warns (once per budget) about every budget at or past 80 %, and about `due` ones (their timer fired). */
-  private warnBudgets(due: BudgetName[] = []): void {
-    const use = this.budgetUse();
-    const names = new Set([...budgetsToWarn(use, this.budget.warned), ...due.filter((n) => use[n])]);
-    for (const name of names) {
-      if (this.budget.warned.includes(name)) continue;
-      this.budget = { ...this.budget, warned: [...this.budget.warned, name] };
-      const b = this.budgetUse()[name];
-      if (!b) continue;
-      const text = `Budget warning: ${describeBudget(name, b)} used; the run stops at 100 %.`;
-      this.emit({ kind: 'budget_warning', text });
-      void this.raiseInOrder({
-        type: 'warning',
-        priority: NotificationPriority.HIGH,
-        title: `Budget at ${Math.floor((b.used / b.max) * 100)} %: ${name}`,
-        message: text,
-        detail: '',
-        display_time: 30,
-        group: 'budgets',
-      });
-    }
-  }
-
   /**
    * Ends the run for a budget: the model gets one last turn without tools to summarise what was
    * done (its answer is the result), and an `error` notification says which budget ended it.
    */
   private async stopForBudget(reason: StopReason): Promise<AgentResult> {
     const name = reason as BudgetName;
-    const b = this.budgetUse()[name];
+    const b = this.budgets.use()[name];
     const said = b ? describeBudget(name, b) : name;
     this.drainUserMessages();
     this.conversation.add({
@@ -363,7 +275,7 @@ class AgentRun {
       this.lastError = `The summary turn failed: ${(err as Error).message}`;
       this.emit({ kind: 'error', text: this.lastError, isError: true });
     }
-    await this.raiseInOrder({
+    await this.budgets.raiseInOrder({
       type: 'error',
       priority: NotificationPriority.HIGH,
       title: `Run stopped: ${name} budget reached`,
@@ -372,49 +284,12 @@ class AgentRun {
       display_time: 30,
       group: 'budgets',
     });
-    await this.notificationsSent;
+    await this.budgets.sent();
     return { ...this.finish(summary, reason), budget: said };
   }
 
-  /** Budget notifications go out one after another, in order, and before the run ends. */
-  private notificationsSent: Promise<void> = Promise.resolve();
-
-  private raiseInOrder(n: ValidNotificationInput): Promise<void> {
-    // A budget notice that cannot reach the inbox must not end the run: it stays in the run's own list.
-    this.notificationsSent = this.notificationsSent
-      .then(() => this.raise(n))
-      .catch((err: unknown) => {
-        this.lastError = `Notification "${n.title}" not delivered to the inbox: ${(err as Error).message}`;
-        log.warn(this.lastError);
-      });
-    return this.notificationsSent;
-  }
-
-  /** A user message for the next turn, cut to its budget; refused (with an event) past the waiting budget. */
-  private receiveUserMessage(msg: { text?: unknown } | undefined): void {
-    // A bad signal payload must not fail the workflow task: record and ignore it.
-    const raw = typeof msg?.text === 'string' ? msg.text.trim() : '';
-    if (!raw) {
-      log.warn('Ignored userMessage signal without text');
-      return;
-    }
-    const text = truncateUtf8(raw, BUDGETS.userMessageBytes, 'message').text;
-    const waiting = this.pendingUserMessages.reduce((n, t) => n + utf8Bytes(t), 0);
-    if (waiting + utf8Bytes(text) > BUDGETS.pendingUserMessagesBytes) {
-      this.emit({
-        kind: 'error',
-        text: `User message dropped: messages waiting for the next turn would exceed ${formatBytes(BUDGETS.pendingUserMessagesBytes)}. Send it again after the agent's next turn.`,
-        isError: true,
-      });
-      return;
-    }
-    this.pendingUserMessages.push(text);
-    this.emit({ kind: 'user_message', text });
-  }
-
   private drainUserMessages(): void {
-    for (const text of this.pendingUserMessages.splice(0))
-      this.conversation.add({ role: 'user', content: text });
+    for (const text of this.userMessages.take()) this.conversation.add({ role: 'user', content: text });
   }
 
   private async modelTurn(summaryOnly = false): Promise<{ content: string | null; turn: CarriedTurn }> {
@@ -423,6 +298,8 @@ class AgentRun {
     let out;
     try {
       const policy = this.input.policy;
+      // Awaited here, not in a helper: an extra await would move this run's commands in a workflow
+      // task where a timer fires too, and recorded runs would no longer replay.
       out = await (this.localActivities === 'auto' ? callModelLocally : callModel)({
         model: this.input.model,
         tools: summaryOnly ? [] : this.input.tools,
@@ -434,26 +311,11 @@ class AgentRun {
         },
       });
     } catch (err) {
-      if (isCancellation(err)) throw err;
-      // A regular activity's failure wraps the activity's error; a local one's may arrive as itself.
-      const cause =
-        err instanceof ActivityFailure
-          ? err.cause instanceof ApplicationFailure
-            ? err.cause
-            : undefined
-          : err instanceof ApplicationFailure
-            ? err
-            : undefined;
-      throw ApplicationFailure.create({
-        type: cause?.type ?? 'ModelCallFailed',
-        message: `Model call failed at step ${this.step}: ${cause?.message ?? (err as Error).message}`,
-        nonRetryable: true,
-        cause: err as Error,
-      });
+      throw modelCallFailure(err, this.step);
     }
     this.conversation.sent(out);
     this.usage = { ...this.usage, ...addUsage(this.usage, out.usage), modelCalls: this.usage.modelCalls + 1 };
-    if (this.policies) this.addCost(out);
+    if (this.policies) this.budgets.addCost(out, this.defaults);
     // A summary turn runs no tools, whatever the model asked for.
     const toolCalls = (summaryOnly ? [] : out.toolCalls).map((call) => {
       this.toolCallSeq += 1;
@@ -465,54 +327,8 @@ class AgentRun {
       ...(toolCalls.length ? { toolCalls } : {}),
     });
     this.emit({ kind: 'model_finished', text: out.content ?? '', durationMs: Date.now() - started });
-    if (this.policies) this.warnBudgets();
+    if (this.policies) this.budgets.warn();
     return { content: out.content, turn: { step: this.step, calls: toolCalls.map((call) => ({ call })) } };
-  }
-
-  /** Adds a model call's cost: the run's price for the model, else the one the worker's table gave. */
-  private addCost(out: CallModelOutput): void {
-    const m = this.input.model;
-    const price = priceFor(
-      { provider: m.provider, ...('model' in m && m.model ? { model: m.model } : {}) },
-      this.input.policy.prices,
-      this.defaults?.prices,
-    );
-    if (!price) {
-      if (this.input.policy.maxCostUsd !== undefined) {
-        throw ApplicationFailure.create({
-          type: 'InvalidAgentInput',
-          message: `policy.maxCostUsd is set but no price is known for ${m.provider}${'model' in m && m.model ? `:${m.model}` : ''}: add it to policy.prices or to runs.prices in the worker's config file`,
-          nonRetryable: true,
-        });
-      }
-      return;
-    }
-    this.budget = { ...this.budget, costUsd: this.budget.costUsd + costOf(out.usage, price) };
-  }
-
-  /**
-   * Numbers the records of a search tool's result for citation (`[[a1]]`), counting on across every
-   * search of the run, and returns what the model reads: rendered now for small results, or by the
-   * model activity from the stored records for large ones. Undefined for other tools.
-   */
-  private cite(def: ToolDefinition, args: unknown, result: ToolResult): ToolMessageContent | undefined {
-    if (def.category !== 'search') return undefined;
-    const records = searchRecordsOf(result.data);
-    if (!records) return undefined;
-    const query = (args as { query?: unknown } | undefined)?.query;
-    const applied = applyCitations(this.citations, records, typeof query === 'string' ? { query } : {});
-    this.citations = boundCitationState(applied.state, BUDGETS.citationsBytes);
-    if (!result.dataRef || applied.picks.length === 0) return applied.content;
-    return {
-      search: result.dataRef,
-      picks: applied.picks,
-      maxTextChars: DEFAULT_MAX_TEXT_CHARS,
-      preview: previewOf(
-        applied.records.map((r) => `[${r.sign}${r.cite_index}] ${r.title}`).join('; '),
-        BUDGETS.toolResultPreviewBytes,
-      ),
-      bytes: result.dataBytes ?? 0,
-    };
   }
 
   private approvalsChanged(): void {
@@ -543,7 +359,7 @@ class AgentRun {
       stopReason: reason,
       steps: this.step,
       usage: this.usage,
-      ...(this.policies && this.budget.costUsd > 0 ? { costUsd: this.budget.costUsd } : {}),
+      ...(this.policies && this.budgets.state.costUsd > 0 ? { costUsd: this.budgets.state.costUsd } : {}),
     };
   }
 
@@ -551,23 +367,13 @@ class AgentRun {
     this.events.emit(this.step, e);
   }
 
-  /**
-   * Keeps the run's search attributes current, but only when the starter set them: upserting an
-   * attribute the namespace has not registered would fail every workflow task.
-   */
   private publishSearchAttributes(): void {
-    if (workflowInfo().typedSearchAttributes.get(AgentStatusKey) === undefined) return;
-    const lastTool = this.events.latest('tool_started')?.tool;
-    const model = this.input.model;
-    upsertSearchAttributes([
-      { key: AgentStatusKey, value: this.status },
-      { key: AgentStepKey, value: this.step },
-      {
-        key: AgentModelKey,
-        value: model.provider === 'scripted' ? 'scripted' : `${model.provider}:${model.model}`,
-      },
-      ...(lastTool ? [{ key: AgentLastToolKey, value: lastTool }] : []),
-    ]);
+    publishSearchAttributes({
+      status: this.status,
+      step: this.step,
+      model: this.input.model,
+      lastTool: this.events.latest('tool_started')?.tool,
+    });
   }
 
   /**
@@ -587,14 +393,14 @@ class AgentRun {
       events: this.events.snapshot(),
       eventSeq: this.events.seq,
       continuations: this.continuations,
-      pendingUserMessages: this.pendingUserMessages,
+      pendingUserMessages: this.userMessages.pending,
       lastError: this.lastError,
       toolCallSeq: this.toolCallSeq,
       notifications: this.notifications.snapshot(),
-      citations: this.citations,
+      citations: this.citations.state,
       ...(this.policies
         ? {
-            budget: this.budget,
+            budget: this.budgets.state,
             untrusted: this.untrusted,
             ...(this.defaults ? { defaults: this.defaults } : {}),
           }
@@ -603,25 +409,9 @@ class AgentRun {
     const shrinks = [
       () => this.conversation.trimTranscript(BUDGETS.carriedTranscriptBytes / 8),
       () => this.events.trim(BUDGETS.carriedEventsBytes / 8),
-      () => {
-        this.citations = boundCitationState(this.citations, BUDGETS.citationsBytes / 4);
-      },
+      () => this.citations.shrink(BUDGETS.citationsBytes / 4),
     ];
-    let carried = build();
-    for (const shrink of shrinks) {
-      if (jsonBytes([rawInput, carried]) <= BUDGETS.continueAsNewInputBytes) return carried;
-      shrink();
-      carried = build();
-    }
-    const bytes = jsonBytes([rawInput, carried]);
-    if (bytes > BUDGETS.continueAsNewInputBytes) {
-      throw ApplicationFailure.create({
-        type: 'CarriedStateTooLarge',
-        message: overBudgetMessage('The state to continue with', bytes, BUDGETS.continueAsNewInputBytes),
-        nonRetryable: true,
-      });
-    }
-    return carried;
+    return fitCarriedState(rawInput, build, shrinks);
   }
 
   private view(): AgentStateView {
@@ -634,8 +424,8 @@ class AgentRun {
       ...(this.policies
         ? {
             approvals: this.tools.pendingApprovals(),
-            budgets: this.budgetUse(),
-            costUsd: this.budget.costUsd,
+            budgets: this.budgets.use(),
+            costUsd: this.budgets.state.costUsd,
             untrusted: this.untrusted,
           }
         : {}),
