@@ -45,7 +45,7 @@ import { RunCitations } from './agent/citations';
 import { ConversationLog } from './agent/conversation';
 import { EventLog } from './agent/events';
 import { modelCallFailure } from './agent/model-call';
-import { publishSearchAttributes } from './agent/search-attributes';
+import { SearchAttributePublisher } from './agent/search-attributes';
 import { ToolRunner } from './agent/tools';
 import { UserMessages } from './agent/user-messages';
 import { NotificationBox } from './notifications';
@@ -111,6 +111,7 @@ class AgentRun {
   private defaults: RunDefaults | undefined;
   private untrusted: string | null;
   private readonly budgets: RunBudgets;
+  private readonly attributes = new SearchAttributePublisher();
   /** Which steps run as local activities ('never' for runs recorded before LOCAL_ACTIVITIES_PATCH). */
   private readonly localActivities: ParsedAgentInput['policy']['localActivities'];
 
@@ -368,7 +369,7 @@ class AgentRun {
   }
 
   private publishSearchAttributes(): void {
-    publishSearchAttributes({
+    this.attributes.publish({
       status: this.status,
       step: this.step,
       model: this.input.model,

@@ -18,13 +18,20 @@ import { SCENARIOS } from './scenarios';
 import { quietRuntime } from '../support/temporal';
 
 const DIR = path.join(__dirname, 'histories');
-/** Today's recordings, plus v1/: runs recorded before large content went by reference. */
+/**
+ * Today's recordings, plus runs recorded by earlier versions of the code, each folder named for the
+ * version: v1/ before large content went by reference, v2/ before search attributes were upserted
+ * on change (every step before).
+ */
+const OLDER = ['v1', 'v2'];
 const FILES = [
   ...fs.readdirSync(DIR).filter((f) => f.endsWith('.json')),
-  ...fs
-    .readdirSync(path.join(DIR, 'v1'))
-    .filter((f) => f.endsWith('.json'))
-    .map((f) => path.join('v1', f)),
+  ...OLDER.flatMap((v) =>
+    fs
+      .readdirSync(path.join(DIR, v))
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => path.join(v, f)),
+  ),
 ];
 let current: WorkflowBundleWithSourceMap;
 let changed: WorkflowBundleWithSourceMap;

@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import { startAgentRun } from '../../cli/start-run';
 import type { AgentInput } from '../../shared/agent';
 import { approveToolCallUpdate, stateQuery, userMessageSignal } from '../../shared/agent';
 import { inboxWorkflowId, markReadSignal, notifySignal } from '../../shared/notifications/messages';
@@ -57,6 +58,44 @@ export const SCENARIOS: Scenario[] = [
           ],
         },
       }),
+  },
+  {
+    // Started as the CLI starts runs (with the agent's search attributes), so the run upserts them:
+    // the step, the last tool, an approval wait and the end.
+    name: 'search-attributes',
+    async run(client, tq, id) {
+      const turns = [
+        ...Array.from({ length: 6 }, (_, i) =>
+          callTurn(
+            i % 2
+              ? ['calculator', { expression: `${i}*2` }, `c${i}`]
+              : ['get_time', { timezone: 'UTC' }, `t${i}`],
+          ),
+        ),
+        callTurn(['calculator', { expression: '7*7' }, 'ask']),
+        answerTurn('{{result:ask}}'),
+      ];
+      const handle = await startAgentRun(
+        client,
+        {
+          task: 'search attributes',
+          tools: ['get_time', 'calculator'],
+          model: { provider: 'scripted', turns },
+          policy: { requireApproval: ['calculator'], approvalTimeout: '10 minutes' },
+        },
+        { taskQueue: tq, workflowId: id },
+      );
+      for (const toolCallId of ['c1', 'c3', 'c5', 'ask']) {
+        await until(
+          async () =>
+            (await handle.query(stateQuery)).approvals?.some((a) => a.toolCallId === toolCallId) ?? false,
+          `approval of ${toolCallId}`,
+        );
+        await handle.executeUpdate(approveToolCallUpdate, { args: [{ toolCallId, approve: true }] });
+      }
+      await handle.result();
+      return [id];
+    },
   },
   {
     // The fast path: model calls and quick tools as local activities, the wait a regular one.
