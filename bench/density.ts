@@ -14,9 +14,11 @@
  *     [--preload <module>,...]   (more modules the workflow sandbox evaluates once and shares, frozen;
  *     zod and the schemas are always shared: WORKFLOW_BUNDLER_OPTIONS)
  */
+import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, bundleWorkflowCode } from '@temporalio/worker';
+import { devServerStatus } from '../cli/dev-server';
 import { startAgentRun } from '../cli/start-run';
 import type { AgentInput, Policy } from '../shared/agent';
 import type { ScriptedTurn } from '../shared/model';
@@ -141,6 +143,31 @@ interface Throughput {
   p50: number;
   p95: number;
   rssMb: number;
+  /** CPU time per step of this process (the worker and the client) and of the dev server, ms. */
+  workerCpuMs: number;
+  serverCpuMs: number;
+}
+
+/** The dev server's process, whose CPU time each batch reports. */
+let serverPid = 0;
+
+/** Clock ticks per second of /proc/<pid>/stat (USER_HZ, 100 on Linux). */
+const USER_HZ = 100;
+
+/** CPU time the dev server process used so far, ms (user + system, from /proc). */
+function serverCpuMs(pid: number): number {
+  const fields = fs
+    .readFileSync(`/proc/${pid}/stat`, 'utf8')
+    .replace(/^.*\) /, '')
+    .split(' ');
+  // After the command: state is field 3, utime 14 and stime 15 (1-based, counting from the pid).
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ;
+}
+
+/** CPU time this process used so far, ms. */
+function ownCpuMs(): number {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
 }
 
 /** N workflows started at once, S steps each: steps/s from first start to last close, per-step latency per run. */
@@ -152,6 +179,7 @@ async function throughput(
 ): Promise<Throughput> {
   const tag = uid('batch');
   const ids = Array.from({ length: n }, (_, i) => `${tag}-${i}`);
+  const cpuAtStart = { own: ownCpuMs(), server: serverCpuMs(serverPid) };
   let peakRss = process.memoryUsage().rss;
   const sampler = setInterval(() => {
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
@@ -164,6 +192,7 @@ async function throughput(
     1_800_000,
   );
   clearInterval(sampler);
+  const cpu = { own: ownCpuMs() - cpuAtStart.own, server: serverCpuMs(serverPid) - cpuAtStart.server };
   const perStep: number[] = [];
   let first = Infinity;
   let last = 0;
@@ -182,6 +211,8 @@ async function throughput(
     p50: percentile(perStep, 50),
     p95: percentile(perStep, 95),
     rssMb: peakRss / MB,
+    workerCpuMs: cpu.own / (n * STEPS),
+    serverCpuMs: cpu.server / (n * STEPS),
   };
 }
 
@@ -216,11 +247,14 @@ async function density(
 }
 
 function row(label: string, t: Throughput, extra = ''): string {
-  return `  ${label.padEnd(30)} ${t.stepsPerSecond.toFixed(1).padStart(8)} steps/s  step p50 ${t.p50.toFixed(1).padStart(7)} ms  p95 ${t.p95.toFixed(1).padStart(7)} ms  RSS ${t.rssMb.toFixed(0).padStart(5)} MB${extra}`;
+  return `  ${label.padEnd(30)} ${t.stepsPerSecond.toFixed(1).padStart(8)} steps/s  step p50 ${t.p50.toFixed(1).padStart(7)} ms  p95 ${t.p95.toFixed(1).padStart(7)} ms  RSS ${t.rssMb.toFixed(0).padStart(5)} MB  CPU/step worker ${t.workerCpuMs.toFixed(2)} ms, server ${t.serverCpuMs.toFixed(2)} ms${extra}`;
 }
 
 async function main(): Promise<void> {
   const fx = await startDevServerFixture();
+  const { pid } = await devServerStatus({ dataDir: fx.dataDir, port: fx.port });
+  if (pid === null) throw new Error('the dev server of this bench is not running');
+  serverPid = pid;
   const connection = await NativeConnection.connect({ address: fx.address });
   const agentQueue = uid('density');
   const preload = flags.preload?.split(',').filter(Boolean) ?? [];

@@ -44,6 +44,21 @@ export const SEARCH_ATTRIBUTE_ARGS = AGENT_SEARCH_ATTRIBUTES.map((k) => {
  */
 export const SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'] as const;
 
+/**
+ * Dynamic config of the dev server. Its history service reads each shard's transfer queue at most
+ * 20 times a second by default, so a workflow task that an activity's completion or a signal
+ * scheduled waited up to 50 ms before it went to the worker (25–38 ms measured): the largest part of
+ * a step. At 1,000 reads a second a bare step of two activities went from 102 to 17–19 ms and a
+ * signal became visible in 11.6 ms instead of 50 ms; 100 to 2,000 gave the same.
+ */
+export const DEV_SERVER_DYNAMIC_CONFIG = { 'history.transferProcessorMaxPollRPS': 1000 } as const;
+
+/** The dev server's dynamic config as `--dynamic-config-value` arguments. */
+export const DYNAMIC_CONFIG_ARGS = Object.entries(DEV_SERVER_DYNAMIC_CONFIG).flatMap(([k, v]) => [
+  '--dynamic-config-value',
+  `${k}=${JSON.stringify(v)}`,
+]);
+
 function resolved(opts: DevServerOptions): Required<DevServerOptions> {
   return {
     dataDir: path.resolve(opts.dataDir ?? path.join(PROJECT_ROOT, '.data', 'temporal')),
@@ -156,6 +171,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     '--db-filename',
     f.db,
     ...SQLITE_PRAGMAS.flatMap((p) => ['--sqlite-pragma', p]),
+    ...DYNAMIC_CONFIG_ARGS,
     '--log-level',
     'warn',
   ];

@@ -7,6 +7,7 @@ import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { bundleWorkflowCode, DefaultLogger, Runtime } from '@temporalio/worker';
 import { PROJECT_ROOT } from '../../shared/project-root';
 import { temporalBinary } from '../../cli/binaries';
+import { DYNAMIC_CONFIG_ARGS } from '../../cli/dev-server';
 import { AGENT_SEARCH_ATTRIBUTES } from '../../shared/search-attributes';
 import type { WorkerConfig } from '../../workers/config';
 import { loadWorkerConfig } from '../../workers/config';
@@ -38,6 +39,8 @@ export function devServerEnv(): Promise<TestWorkflowEnvironment> {
       ip: '127.0.0.1',
       ui: false,
       searchAttributes: [...AGENT_SEARCH_ATTRIBUTES],
+      // As `durable-agent server start` runs it (cli/dev-server.ts).
+      extraArgs: [...DYNAMIC_CONFIG_ARGS],
     },
   });
 }
