@@ -6,14 +6,13 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import type { ApplicationFailure } from '@temporalio/common';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
-import { createAgentWorker } from '../../workers/worker';
 import type { AgentInput, AgentResult, Policy } from '../../shared/agent';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { LOCAL_ACTIVITIES_PATCH } from '../../workflows/agent';
 import type { History } from '../../cli/debug/history';
 import { answerTurn, callTurn } from '../support/scripts';
-import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../support/temporal';
+import { agentWorkerOn } from '../support/agent-worker';
+import { timeSkippingEnv, uid, workflowBundle } from '../support/temporal';
 import { scheduledActivityTypes } from '../support/history';
 
 let env: TestWorkflowEnvironment;
@@ -42,14 +41,7 @@ async function withWorker<T>(fn: (taskQueue: string, calls: CalculatorCall[]) =>
     if (input.args.expression === 'boom') throw new Error('calculator exploded');
     return { content: `value of ${input.args.expression}` };
   };
-  const worker: Worker = await createAgentWorker({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    config: testConfig(),
-    taskQueue,
-    workflowBundle: await workflowBundle(),
-    activityOverrides: { calculator },
-  });
+  const worker = await agentWorkerOn(env, taskQueue, { activityOverrides: { calculator } });
   return worker.runUntil(fn(taskQueue, calls));
 }
 

@@ -6,7 +6,6 @@
  * write on the server.
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import type { Worker } from '@temporalio/worker';
 import { startAgentRun } from '../../cli/start-run';
 import type { History } from '../../cli/debug/history';
 import type { AgentInput, AgentResult } from '../../shared/agent';
@@ -14,9 +13,9 @@ import { approveToolCallUpdate, stateQuery } from '../../shared/agent';
 import { AgentLastToolKey, AgentStatusKey, AgentStepKey } from '../../shared/search-attributes';
 import type { ScriptedTurn } from '../../shared/model';
 import { SEARCH_ATTRIBUTES_PATCH, STEP_ATTRIBUTE_EVERY_STEPS } from '../../workflows/agent/search-attributes';
-import { createAgentWorker } from '../../workers/worker';
 import { answerTurn, callTurn } from '../support/scripts';
-import { devServerEnv, testConfig, uid, workflowBundle } from '../support/temporal';
+import { agentWorkerOn } from '../support/agent-worker';
+import { devServerEnv, uid, workflowBundle } from '../support/temporal';
 
 let env: TestWorkflowEnvironment;
 
@@ -31,14 +30,7 @@ afterAll(async () => {
 
 async function withWorker<T>(fn: (taskQueue: string) => Promise<T>): Promise<T> {
   const taskQueue = uid('sa');
-  const worker: Worker = await createAgentWorker({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
-    config: testConfig(),
-    taskQueue,
-    workflowBundle: await workflowBundle(),
-  });
-  return worker.runUntil(fn(taskQueue));
+  return (await agentWorkerOn(env, taskQueue)).runUntil(fn(taskQueue));
 }
 
 /** The values of each upsert of the agent's attributes in the history, in order (not the SDK's patch upserts). */
