@@ -30,7 +30,7 @@ import type {
   NotificationHistory,
   NotificationPage,
   NotificationPageInput,
-} from '../shared/notifications/state';
+} from '../shared/notifications/reads';
 import { inboxUserProblem, runIdProblem } from '../shared/identifiers';
 
 /**

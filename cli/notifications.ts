@@ -8,7 +8,7 @@ import { InvalidArgumentError } from 'commander';
 import type { Client } from '@temporalio/client';
 import { MarkReadInputSchema } from '../shared/notifications/schema';
 import type { Notification } from '../shared/notifications/schema';
-import type { NotificationHistory } from '../shared/notifications/state';
+import type { NotificationHistory } from '../shared/notifications/reads';
 import { loadWorkerConfig } from '../workers/config';
 import type { TemporalTarget } from '../workers/connect';
 import { connectClient } from '../workers/connect';

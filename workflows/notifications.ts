@@ -19,17 +19,9 @@ import {
   validateNotificationInput,
 } from '../shared/notifications/schema';
 import type { NotificationState } from '../shared/notifications/state';
-import {
-  NotificationSizes,
-  add,
-  clear,
-  createNotificationState,
-  currentUpdate,
-  markRead,
-  page,
-  since,
-  unreadCount,
-} from '../shared/notifications/state';
+import { add, clear, createNotificationState, currentUpdate, markRead } from '../shared/notifications/state';
+import { page, since, unreadCount } from '../shared/notifications/reads';
+import { NotificationSizes } from '../shared/notifications/sizes';
 
 /** Options of a {@link NotificationBox}'s new state (ignored when a state is carried over). */
 export interface NotificationBoxOptions {

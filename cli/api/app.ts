@@ -10,7 +10,7 @@ import { bodyLimit } from 'hono/body-limit';
 import { streamSSE } from 'hono/streaming';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { MarkReadInputSchema, NotificationInputSchema } from '../../shared/notifications/schema';
-import type { NotificationHistory } from '../../shared/notifications/state';
+import type { NotificationHistory } from '../../shared/notifications/reads';
 import {
   NotificationTargetError,
   explainTargetError,

@@ -1,6 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { MarkReadInput, NotificationInput } from './schema';
-import type { NotificationChanges, NotificationPage, NotificationPageInput } from './state';
+import type { NotificationChanges, NotificationPage, NotificationPageInput } from './reads';
 
 /**
  * The public notification contract. Every agent run and every inbox workflow answers these, so any

@@ -20,7 +20,7 @@ import {
   notifySignal,
   unreadCountQuery,
 } from '../../shared/notifications/messages';
-import type { NotificationHistory } from '../../shared/notifications/state';
+import type { NotificationHistory } from '../../shared/notifications/reads';
 import type { DevServerFixture } from '../support/dev-server';
 import { startDevServerFixture, withDevWorker } from '../support/dev-server';
 import { startWorkerProcess } from '../support/processes';

@@ -7,13 +7,12 @@ import {
 } from '../../shared/notifications/schema';
 import type { ValidNotificationInput } from '../../shared/notifications/schema';
 import {
-  NotificationSizes,
   NotificationStateSchema,
   add,
   markRead,
   createNotificationState,
-  notificationsBytes,
 } from '../../shared/notifications/state';
+import { NotificationSizes, notificationsBytes } from '../../shared/notifications/sizes';
 import type { NotificationState } from '../../shared/notifications/state';
 
 let ids = 0;

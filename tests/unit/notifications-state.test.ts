@@ -20,12 +20,11 @@ import {
   clear,
   createNotificationState,
   currentUpdate,
-  history,
   markRead,
-  since,
 } from '../../shared/notifications/state';
+import { history, since } from '../../shared/notifications/reads';
 import type { NotificationContext, NotificationState } from '../../shared/notifications/state';
-import { unreadCount } from '../../shared/notifications/state';
+import { unreadCount } from '../../shared/notifications/reads';
 import { BUDGETS } from '../../shared/budgets';
 
 const T0 = '2026-11-30T10:00:00.000Z';
