@@ -1,0 +1,70 @@
+import { randomUUID } from 'node:crypto';
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import type { AgentInput } from '../shared/agent';
+import { notificationsQuery } from '../shared/notifications/messages';
+import { loadWorkerConfig } from '../workers/config';
+import type { TemporalTarget } from '../workers/connect';
+import { connectClient } from '../workers/connect';
+import type * as WorkerRun from '../workers/run';
+import { startDevServer } from './dev-server';
+import { parseModelSpec } from './model-spec';
+import { startAgentRun } from './start-run';
+import { watchRun } from './watch';
+
+/** The demo job of the local model: one a small model does in two steps (a tool, then the answer). */
+const LOCAL_DEMO: Pick<AgentInput, 'task' | 'tools'> = {
+  task: 'How many customers are in the database?',
+  tools: ['get_time', 'calculator', 'knowledge_base_search', 'sql_schema', 'sql_query', 'notify_user'],
+};
+
+/** `durable-agent demo`: the dev server, a worker and the demo job, in one command. */
+export function registerDemoCommand(program: Command, target: () => TemporalTarget): void {
+  program
+    .command('demo')
+    .description('Start the dev server and a worker, run the demo agent job with the offline model')
+    .addOption(
+      new Option(
+        '--model <provider:name>',
+        'scripted:demo (a replayed script) | local (a small model run here)',
+      ).default('scripted:demo'),
+    )
+    .action(async (o: { model: string }) => {
+      const model = parseModelSpec(o.model);
+      const s = await startDevServer({});
+      console.log(`Temporal dev server at ${s.address}${s.uiUrl ? `, Web UI ${s.uiUrl}` : ''}`);
+      const config = loadWorkerConfig();
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+      const { installLogging, runWorker } = require('../workers/run') as typeof WorkerRun;
+      installLogging('WARN', config.logFormat);
+      const worker = runWorker({ config, target: target(), installSignalHandlers: false });
+      const client = await connectClient(target());
+      try {
+        const workflowId = `demo-${randomUUID()}`;
+        const input: AgentInput =
+          model.provider === 'scripted'
+            ? {
+                task: 'Plan my Tokyo trip budget: 4 hotel nights at 182.50 EUR, a 912 EUR flight, plus a 10% reserve. What time is it there now?',
+                model,
+                tools: ['get_time', 'calculator', 'notify_user'],
+                notify: { user: 'demo' },
+              }
+            : { ...LOCAL_DEMO, model, notify: { user: 'demo' } };
+        const handle = await startAgentRun(client, input, { taskQueue: config.taskQueue, workflowId });
+        console.log(`Started ${workflowId}\nTask: ${input.task}`);
+        const outcome = await watchRun(client, handle, (l) => console.log(l));
+        console.log(`\n${outcome.result?.answer ?? `Run ${outcome.outcome}: ${outcome.error ?? ''}`}\n`);
+        const { notifications } = await handle.query(notificationsQuery);
+        for (const n of notifications)
+          console.log(`notification #${n.no} [${n.type}, priority ${n.priority}] ${n.title}: ${n.message}`);
+        console.log(`(also in inbox:demo — durable-agent notifications inbox:demo)\n`);
+        console.log(`Inspect it: .temporal/venv/bin/temporal workflow show --workflow-id ${workflowId}`);
+        if (s.uiUrl) console.log(`or in the Web UI: ${s.uiUrl}/namespaces/default/workflows/${workflowId}`);
+        console.log('Stop the server with: npx durable-agent server stop');
+        process.exitCode = outcome.exitCode;
+      } finally {
+        await client.connection.close();
+        await worker.stop();
+      }
+    });
+}

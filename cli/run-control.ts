@@ -1,0 +1,170 @@
+import type { Command } from 'commander';
+import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import type { AgentStateView } from '../shared/agent';
+import { stateQuery, userMessageSignal } from '../shared/agent';
+import { BUDGETS, overBudgetMessage, utf8Bytes } from '../shared/budgets';
+import type { BudgetName } from '../shared/run-budgets';
+import { describeBudget } from '../shared/run-budgets';
+import { formatAnswer } from '../shared/render-citations';
+import type { TemporalTarget } from '../workers/connect';
+import { connectClient } from '../workers/connect';
+import { resolveRunAnswer } from './answer';
+import { noWorkerMessage, workflowPollers } from './pollers';
+import { withCommandClient } from './traced-client';
+
+/** `status`, `cancel` and `message`: read a run's state, cancel it, send it a user message. */
+export function registerRunControlCommands(program: Command, target: () => TemporalTarget): void {
+  /**
+   * Runs `fn` with a handle on run `id`. A `command` that changes the run (cancel, message) is one
+   * trace when tracing is on; reading commands open none.
+   */
+  async function withHandle<T>(
+    id: string,
+    fn: (h: WorkflowHandle, client: Client) => Promise<T>,
+    command?: string,
+  ) {
+    const act = async (client: Client) => {
+      try {
+        return await fn(client.workflow.getHandle(id), client);
+      } catch (err) {
+        if (err instanceof WorkflowNotFoundError) throw new Error(`No run with id "${id}" in this namespace`);
+        throw err;
+      }
+    };
+    if (command) return withCommandClient(target(), command, act);
+    const client = await connectClient(target());
+    try {
+      return await act(client);
+    } finally {
+      await client.connection.close();
+    }
+  }
+
+  program
+    .command('status')
+    .description('Show a run’s state: status, step, usage, pending tool calls, last error')
+    .argument('<id>', 'workflow id')
+    .option('--json', 'JSON output')
+    .action(async (id: string, o: { json?: boolean }) => {
+      await withHandle(id, async (h, client) => {
+        const desc = await h.describe();
+        const state = await queryStateOrExplain(h, client, desc, o.json === true);
+        if (!state) return;
+        const resolved = state.answer === null ? undefined : await resolveRunAnswer(client, id, state.answer);
+        if (o.json) {
+          const citations = resolved?.rendered.citations ?? [];
+          console.log(JSON.stringify({ workflowStatus: desc.status.name, ...state, citations }, null, 2));
+          return;
+        }
+        console.log(
+          `${id}: ${state.status} (workflow ${desc.status.name}), step ${state.step}/${state.maxSteps}`,
+        );
+        console.log(
+          `usage: ${state.usage.modelCalls} model calls, ${state.usage.toolCalls} tool calls, ` +
+            `${state.usage.inputTokens}+${state.usage.outputTokens} tokens; continued as new ${state.continuations}×`,
+        );
+        for (const p of state.pendingToolCalls)
+          console.log(`pending: ${p.name} ${p.toolCallId} (${p.state})`);
+        for (const a of state.approvals ?? [])
+          console.log(
+            `waits for approval: ${a.toolCallId} ${a.tool} until ${a.deadline} (${a.reason}): ${a.summary}`,
+          );
+        for (const [name, b] of Object.entries(state.budgets ?? {}))
+          console.log(`budget: ${describeBudget(name as BudgetName, b)}`);
+        if (state.untrusted) console.log(`untrusted content: ${state.untrusted}`);
+        if (state.lastError) console.log(`last error: ${state.lastError}`);
+        if (resolved && !resolved.ok) console.error(`note: ${resolved.error}`);
+        if (resolved) console.log(`answer: ${formatAnswer(resolved.rendered)}`);
+      });
+    });
+
+  /**
+   * The run's state, or null after printing why there is none: no worker polls its task queue, or
+   * the run closed before it could answer (e.g. its input failed validation).
+   */
+  async function queryStateOrExplain(
+    h: WorkflowHandle,
+    client: Client,
+    desc: WorkflowExecutionDescription,
+    json: boolean,
+  ): Promise<AgentStateView | null> {
+    const t = target();
+    const running = desc.status.name === 'RUNNING';
+    const pollers = running ? await workflowPollers(client, desc.taskQueue) : undefined;
+    let problem: string;
+    if (pollers === 0) {
+      problem = `${noWorkerMessage(desc.taskQueue, t.connectionOptions.address, t.namespace)}; the run waits until one does`;
+    } else {
+      try {
+        return await h.query(stateQuery);
+      } catch (err) {
+        if (running) throw err;
+        problem = `it ended before it could answer (${await closedReason(h, desc)})`;
+      }
+    }
+    if (json) console.log(JSON.stringify({ workflowStatus: desc.status.name, problem }, null, 2));
+    else console.log(`${h.workflowId}: workflow ${desc.status.name}; ${problem}`);
+    process.exitCode = 1;
+    return null;
+  }
+
+  /** Why a closed run ended, from its result. */
+  async function closedReason(h: WorkflowHandle, desc: WorkflowExecutionDescription): Promise<string> {
+    try {
+      await h.result();
+      return desc.status.name.toLowerCase();
+    } catch (err) {
+      const cause = err instanceof WorkflowFailedError ? err.cause : undefined;
+      return `${desc.status.name.toLowerCase()}: ${cause?.message ?? (err as Error).message}`;
+    }
+  }
+
+  /** Refuses (with what happened) to act on a run that has already ended. */
+  async function requireOpen(h: WorkflowHandle, consequence: string): Promise<void> {
+    const desc = await h.describe();
+    if (desc.status.name !== 'RUNNING') {
+      throw new Error(
+        `Run "${h.workflowId}" has already ended (${desc.status.name}); ${consequence}. ` +
+          `See its outcome with: durable-agent status ${h.workflowId}`,
+      );
+    }
+  }
+
+  program
+    .command('cancel')
+    .description('Cancel a run gracefully (running tools are cancelled; state stays queryable)')
+    .argument('<id>', 'workflow id')
+    .action(async (id: string) => {
+      await withHandle(
+        id,
+        async (h) => {
+          await requireOpen(h, 'there is nothing to cancel');
+          await h.cancel();
+          console.log(`Cancellation requested for ${id}`);
+        },
+        'cancel',
+      );
+    });
+
+  program
+    .command('message')
+    .description('Send a user message into a running agent')
+    .argument('<id>', 'workflow id')
+    .argument('<text>', 'the message')
+    .action(async (id: string, text: string) => {
+      if (!text.trim()) throw new Error('The message must not be empty');
+      const bytes = utf8Bytes(text);
+      if (bytes > BUDGETS.userMessageBytes)
+        throw new Error(overBudgetMessage('The message', bytes, BUDGETS.userMessageBytes));
+      await withHandle(
+        id,
+        async (h) => {
+          await requireOpen(h, 'it takes no more messages');
+          await h.signal(userMessageSignal, { text });
+          console.log(`Message sent to ${id}`);
+        },
+        'message',
+      );
+    });
+}

@@ -1,0 +1,142 @@
+import fs from 'node:fs';
+import { InvalidArgumentError } from 'commander';
+import type { AgentInput } from '../shared/agent';
+import { AgentInputSchema, DEFAULT_TOOLS, agentInputBudgetProblem } from '../shared/agent';
+import { formatZodIssues } from '../shared/tools/define';
+import { TOOL_NAMES } from '../shared/tools/registry';
+import { loadScriptFile, scriptTools } from '../activities/model/scripted';
+import { parseModelSpec } from './model-spec';
+
+/** A whole number ≥ 1 from a command-line option. */
+export function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
+  return n;
+}
+
+/** A number > 0 from a command-line option. */
+export function positiveNumber(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number > 0');
+  return n;
+}
+
+/** The options of `durable-agent run`. */
+export interface RunOpts {
+  model: string;
+  tools?: string;
+  maxSteps?: number;
+  maxTokens?: number;
+  maxCost?: number;
+  maxWallClock?: string;
+  approve?: string;
+  system?: string;
+  notifyUser?: string;
+  input?: string;
+  id?: string;
+  reuse?: boolean;
+  json?: boolean;
+  wait: boolean;
+  taskQueue?: string;
+  cancelOnExit?: boolean;
+}
+
+/** Reads `--input`: a JSON object (the whole workflow input), or an error that names the file and the fix. */
+function readInputFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new Error(
+      code === 'ENOENT'
+        ? `--input ${file}: no such file`
+        : `--input ${file}: cannot read it (${(err as Error).message})`,
+    );
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new Error(`--input ${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    const found = json === null ? 'null' : Array.isArray(json) ? 'an array' : `a ${typeof json}`;
+    throw new Error(
+      `--input ${file} must hold a JSON object (the workflow input, e.g. {"task": "…"}); it holds ${found}`,
+    );
+  }
+  return json as Record<string, unknown>;
+}
+
+/**
+ * For a scripted model: the script's turns replay whatever the task, so its tools are enabled by
+ * default, a run that lacks one is refused before it starts, and a note says when the task is not
+ * the one the script was written for. Best effort: a script this command cannot read is left to the worker.
+ */
+async function checkScriptedRun(input: Record<string, unknown>, toolsGiven: boolean, scriptsDir: string) {
+  const model = input.model as { provider?: string; script?: string } | undefined;
+  if (model?.provider !== 'scripted' || typeof model.script !== 'string') return;
+  const script = await loadScriptFile(scriptsDir, model.script).catch(() => undefined);
+  if (!script) return;
+  const needed = scriptTools(script.turns);
+  const tools = Array.isArray(input.tools) ? (input.tools as string[]) : undefined;
+  if (!toolsGiven && !tools) {
+    input.tools = [...new Set([...DEFAULT_TOOLS, ...needed])];
+  } else if ((tools ?? []).every((t) => TOOL_NAMES.includes(t))) {
+    // (Unknown tool names are the input validation's to report.)
+    const missing = needed.filter((t) => !(tools ?? DEFAULT_TOOLS).includes(t));
+    if (missing.length) {
+      throw new Error(
+        `The scripted model "${model.script}" calls ${needed.join(', ')}, but this run does not enable ` +
+          `${missing.join(', ')}: add ${missing.length > 1 ? 'them' : 'it'} to --tools, or use a model that reads the task ` +
+          '(--model local, openai:<model> or anthropic:<model>)',
+      );
+    }
+  }
+  if (script.task !== undefined && typeof input.task === 'string' && input.task.trim() !== script.task) {
+    console.error(
+      `note: the scripted model "${model.script}" replays a fixed script written for "${script.task}"; it does ` +
+        'not read your task. For an answer to it use --model local (offline) or openai:<model> / anthropic:<model>.',
+    );
+  }
+}
+
+/** Builds and validates the workflow input locally, so mistakes are reported before anything starts. */
+export async function buildInput(
+  task: string | undefined,
+  o: RunOpts,
+  modelGiven: boolean,
+  scriptsDir: string,
+): Promise<AgentInput> {
+  const input: Record<string, unknown> = o.input ? readInputFile(o.input) : {};
+  if (task !== undefined) input.task = task;
+  // --model's default applies when the input file names no model; a given --model always wins.
+  if (modelGiven || input.model === undefined) input.model = parseModelSpec(o.model);
+  if (o.tools !== undefined)
+    input.tools = o.tools
+      .split(',')
+      .map((t) => t.trim())
+      .filter(Boolean);
+  if (o.system !== undefined) input.system = o.system;
+  const policy = { ...((input.policy as object | undefined) ?? {}) } as Record<string, unknown>;
+  if (o.maxSteps !== undefined) policy.maxSteps = o.maxSteps;
+  if (o.maxTokens !== undefined) policy.maxTokens = o.maxTokens;
+  if (o.maxCost !== undefined) policy.maxCostUsd = o.maxCost;
+  if (o.maxWallClock !== undefined) policy.maxWallClock = o.maxWallClock;
+  if (o.approve !== undefined) policy.requireApproval = o.approve.split(',').map((t) => t.trim());
+  input.policy = policy;
+  if (o.notifyUser) input.notify = { user: o.notifyUser };
+  await checkScriptedRun(input, o.tools !== undefined, scriptsDir);
+  const parsed = AgentInputSchema.safeParse(input);
+  if (!parsed.success) throw new Error(`Invalid run: ${formatZodIssues(parsed.error)}`);
+  const tooLarge = agentInputBudgetProblem(input);
+  if (tooLarge) throw new Error(`Invalid run: ${tooLarge}`);
+  return input as AgentInput;
+}
+
+/** `--id`: any non-empty text (its characters are checked with the run's other input). */
+export function workflowIdOption(value: string): string {
+  if (!value.trim()) throw new InvalidArgumentError('must not be empty (leave --id out for agent-<uuid>)');
+  return value;
+}
