@@ -2,9 +2,8 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import type { TemporalTarget } from '../workers/connect';
-import { connectClient } from '../workers/connect';
 import { decideApproval, formatApproval, listApprovals } from './approval-client';
-import { withCommandClient } from './traced-client';
+import { withClient, withCommandClient } from './traced-client';
 
 /** Largest `--args` file: edited arguments travel in one update, far below Temporal's payload limit. */
 const MAX_ARGS_FILE_BYTES = 256 * 1024;
@@ -29,15 +28,6 @@ function readArgsFile(file: string): unknown {
 
 /** Registers the approval commands. */
 export function registerApprovalCommands(program: Command, target: () => TemporalTarget): void {
-  async function withClient<T>(fn: (client: Awaited<ReturnType<typeof connectClient>>) => Promise<T>) {
-    const client = await connectClient(target());
-    try {
-      return await fn(client);
-    } finally {
-      await client.connection.close();
-    }
-  }
-
   program
     .command('approvals')
     .description('List tool calls waiting for approval: of one run, or of every running agent run')
@@ -45,7 +35,7 @@ export function registerApprovalCommands(program: Command, target: () => Tempora
     .option('--user <user>', 'only runs that notify inbox:<user>')
     .option('--json', 'JSON output')
     .action(async (id: string | undefined, o: { user?: string; json?: boolean }) => {
-      await withClient(async (client) => {
+      await withClient(target(), async (client) => {
         const waiting = await listApprovals(client, {
           ...(id ? { workflowId: id } : {}),
           ...(o.user !== undefined ? { user: o.user } : {}),

@@ -5,7 +5,6 @@
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import type { Client } from '@temporalio/client';
 import { MarkReadInputSchema } from '../shared/notifications/schema';
 import type { Notification } from '../shared/notifications/schema';
 import type { NotificationHistory } from '../shared/notifications/reads';
@@ -25,22 +24,12 @@ import {
 import type * as ApiServer from './api/server';
 import type * as WebAssets from './web/assets';
 import { printable } from '../shared/identifiers';
-import { withCommandClient } from './traced-client';
+import { withClient, withCommandClient } from './traced-client';
 
 /** Widest message column of the table; longer messages are cut with an ellipsis. */
 const MESSAGE_WIDTH = 60;
 /** Widest title column of the table. */
 const TITLE_WIDTH = 24;
-
-/** Runs `fn` with a client for `target`, closing the connection afterwards. */
-async function withClient<T>(target: () => TemporalTarget, fn: (client: Client) => Promise<T>): Promise<T> {
-  const client = await connectClient(target());
-  try {
-    return await fn(client);
-  } finally {
-    await client.connection.close();
-  }
-}
 
 /** One line, at most `width` characters: newlines become spaces so a row stays a row. */
 function cell(text: string, width: number): string {
@@ -204,7 +193,7 @@ export function registerNotificationCommands(program: Command, target: () => Tem
         if (o.watch && (o.limit !== undefined || o.before !== undefined)) {
           throw new Error('--watch follows the whole list: drop --limit/--before');
         }
-        await withClient(target, async (client) => {
+        await withClient(target(), async (client) => {
           const history = await readNotifications(client, id, {
             ...(o.limit !== undefined ? { limit: o.limit } : {}),
             ...(o.before !== undefined ? { before: o.before } : {}),

@@ -8,10 +8,9 @@ import type { BudgetName } from '../shared/run-budgets';
 import { describeBudget } from '../shared/run-budgets';
 import { formatAnswer } from '../shared/render-citations';
 import type { TemporalTarget } from '../workers/connect';
-import { connectClient } from '../workers/connect';
 import { resolveRunAnswer } from './answer';
 import { noWorkerMessage, workflowPollers } from './pollers';
-import { withCommandClient } from './traced-client';
+import { withClient, withCommandClient } from './traced-client';
 
 /** `status`, `cancel` and `message`: read a run's state, cancel it, send it a user message. */
 export function registerRunControlCommands(program: Command, target: () => TemporalTarget): void {
@@ -32,13 +31,7 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
         throw err;
       }
     };
-    if (command) return withCommandClient(target(), command, act);
-    const client = await connectClient(target());
-    try {
-      return await act(client);
-    } finally {
-      await client.connection.close();
-    }
+    return command ? withCommandClient(target(), command, act) : withClient(target(), act);
   }
 
   program

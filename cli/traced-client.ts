@@ -1,8 +1,22 @@
-import type { Client } from '@temporalio/client';
+import type { Client, ClientInterceptors } from '@temporalio/client';
 import { loadWorkerConfig } from '../workers/config';
 import type { TemporalTarget } from '../workers/connect';
 import { connectClient } from '../workers/connect';
 import { startTracing } from '../workers/start-tracing';
+
+/** Runs `fn` with a client for `target` (with `interceptors`), closing the connection afterwards. */
+export async function withClient<T>(
+  target: TemporalTarget,
+  fn: (client: Client) => Promise<T>,
+  interceptors?: ClientInterceptors,
+): Promise<T> {
+  const client = await connectClient(target, interceptors);
+  try {
+    return await fn(client);
+  } finally {
+    await client.connection.close();
+  }
+}
 
 /**
  * Runs `fn` with a client for `target`, closing the connection afterwards. With tracing on
@@ -17,12 +31,7 @@ export async function withCommandClient<T>(
 ): Promise<T> {
   const tracing = startTracing(loadWorkerConfig(), command);
   try {
-    const client = await connectClient(target, tracing?.clientInterceptors);
-    try {
-      return await fn(client);
-    } finally {
-      await client.connection.close();
-    }
+    return await withClient(target, fn, tracing?.clientInterceptors);
   } finally {
     await tracing?.shutdown();
   }

@@ -62,7 +62,10 @@ export const INTERRUPTED = Symbol('interrupted');
 export class ApprovalGate {
   private readonly approvals = new Map<string, ApprovalWait>();
 
-  constructor(private readonly host: ApprovalHost & DrainState) {}
+  constructor(
+    private readonly host: ApprovalHost,
+    private readonly drain: DrainState,
+  ) {}
 
   /** The `approveToolCall` update, validated: unknown or decided ids never enter history. */
   registerHandlers(): void {
@@ -174,13 +177,13 @@ export class ApprovalGate {
       const remaining = approval.deadline - Date.now();
       if (wait.decision === null && remaining > 0) {
         await condition(
-          () => wait.decision !== null || this.host.shouldDrain() || (asks && this.host.stopping() !== null),
+          () => wait.decision !== null || this.drain.shouldDrain() || (asks && this.host.stopping() !== null),
           remaining,
         );
       }
       if (wait.decision) approval.decision = wait.decision;
       const stopped = asks && wait.decision === null ? this.host.stopping() : null;
-      if (wait.decision === null && this.host.draining() && stopped === null) return INTERRUPTED;
+      if (wait.decision === null && this.drain.draining() && stopped === null) return INTERRUPTED;
       if (wait.decision === null) {
         const msg = stopped
           ? `The run stopped (${stopped}) while ${pending.name} waited for approval; the call was not made.`

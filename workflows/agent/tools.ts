@@ -57,14 +57,7 @@ export class ToolRunner {
   private draining = false;
 
   constructor(private readonly host: ToolHost) {
-    this.gate = new ApprovalGate({
-      input: host.input,
-      emit: (e) => host.emit(e),
-      setLastError: (m) => host.setLastError(m),
-      approvalsChanged: () => host.approvalsChanged(),
-      raise: (n) => host.raise(n),
-      approvalPolicy: () => host.approvalPolicy(),
-      stopping: () => host.stopping(),
+    this.gate = new ApprovalGate(host, {
       shouldDrain: () => this.shouldDrain(),
       draining: () => this.draining,
     });
