@@ -7,18 +7,29 @@ import { builtinModules } from 'node:module';
 const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}`)];
 
 // Floors, lowest first: a file may import its own floor and those below, never one above.
-// shared/ and prompts/ → activities/ → workflows/ (activities' types only) → workers/ → cli/ and the rest.
+// shared/ and prompts/ → activities/ → workflows/ (activities' types only) → workers/ → client/ →
+// server/ → cli/; web/ (browser code) imports shared/ only. On top: testkit/ (fixtures that tests,
+// benches and scripts share), then bench/, scripts/ and tests/. The product never imports
+// examples/, and nothing but tests/ imports tests/.
+const tools = ['testkit', 'bench', 'scripts', 'tests', 'examples'];
 const above = {
-  ground: ['activities', 'workflows', 'workers', 'cli', 'web', 'bench', 'scripts', 'tests'],
-  activities: ['workflows', 'workers', 'cli', 'web', 'bench', 'scripts', 'tests'],
-  workers: ['cli', 'web', 'bench', 'scripts', 'tests'],
+  ground: ['activities', 'workflows', 'workers', 'client', 'server', 'cli', 'web', ...tools],
+  activities: ['workflows', 'workers', 'client', 'server', 'cli', 'web', ...tools],
+  workers: ['client', 'server', 'cli', 'web', ...tools],
+  client: ['server', 'cli', 'web', ...tools],
+  server: ['cli', ...tools],
+  cli: tools,
 };
 const zone = (target, from, message) => from.map((f) => ({ target, from: `./${f}`, message }));
 const floors = [
   ...zone('./shared', above.ground, 'shared/ is the ground floor: it imports nothing of ours above it.'),
   ...zone('./prompts', above.ground, 'prompts/ is the ground floor: it imports nothing of ours above it.'),
   ...zone('./web', [...above.ground.filter((f) => f !== 'web')], 'web/ (browser code) imports shared/ only.'),
-  ...zone('./activities', above.activities, 'activities/ import shared/ only, never workers/ or cli/.'),
+  ...zone(
+    './activities',
+    above.activities,
+    'activities/ import shared/ only, never workers/, client/ or the doors.',
+  ),
   ...zone(
     './workflows',
     above.workers,
@@ -30,7 +41,21 @@ const floors = [
     except: ['./types.ts'],
     message: 'workflows/ take activities as types only (activities/types.ts).',
   },
-  ...zone('./workers', above.workers, 'workers/ never import cli/ or the tools around the product.'),
+  ...zone(
+    './workers',
+    above.workers,
+    'workers/ never import client/, the doors or the tools around the product.',
+  ),
+  ...zone('./client', above.client, 'client/ imports workers/ and below, never server/, cli/ or web/.'),
+  ...zone('./server', above.server, 'server/ (HTTP API, web assets, codec server) never imports cli/.'),
+  ...zone('./cli', above.cli, 'cli/ (commands) never imports the fixtures, benches, scripts or tests.'),
+  ...zone(
+    './testkit',
+    ['bench', 'scripts', 'tests'],
+    'testkit/ holds shared fixtures: it imports the product only.',
+  ),
+  ...zone('./bench', ['tests', 'scripts'], 'bench/ takes shared fixtures from testkit/, never from tests/.'),
+  ...zone('./scripts', ['tests', 'bench'], 'scripts/ take shared fixtures from testkit/, never from tests/.'),
 ];
 
 export default tseslint.config(
@@ -71,7 +96,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['tests/**/*.ts', 'bench/**/*.ts'],
+    files: ['tests/**/*.ts', 'bench/**/*.ts', 'testkit/**/*.ts'],
     rules: {
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-member-access': 'off',

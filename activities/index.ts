@@ -1,5 +1,5 @@
-import type { Client } from '@temporalio/client';
 import type { ModelChoice } from '../shared/model';
+import type { NotificationDelivery } from '../shared/notifications/delivery';
 import type { ActivitiesConfig } from './config';
 import type { ContentStore } from './content/store';
 import { boundToolResult } from './content/tool-results';
@@ -23,8 +23,8 @@ export interface ActivityDeps {
   store: ContentStore;
   providers?: Partial<Record<ModelChoice['provider'], ModelProvider>>;
   now?: () => Date;
-  /** Temporal client used to deliver notifications (signals); without it notify_user fails clearly. */
-  client?: Client;
+  /** How notifications reach workflows (client/deliver.ts); without it notify_user fails clearly. */
+  deliver?: NotificationDelivery;
 }
 
 /** A tool activity whose results keep within their budgets (large ones go to the content store). */
@@ -43,7 +43,7 @@ export function createActivities(
     get_time: createGetTime(deps.now),
     calculator,
     wait,
-    ...createNotificationActivities({ client: deps.client, taskQueue: deps.config.taskQueue }),
+    ...createNotificationActivities({ deliver: deps.deliver }),
     ...createEmailActivities({ config: deps.config.email }),
     ...createSearchActivities({ search: deps.config.search }),
     ...createSqlActivities({ config: deps.config.databases }),

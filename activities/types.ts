@@ -1,6 +1,6 @@
 import type { CallModelInput, CallModelOutput } from '../shared/model';
 import type { ToolActivityInput, ToolResult } from '../shared/tools/define';
-import type { DeliverNotificationInput } from './notifications/deliver';
+import type { DeliverNotificationInput } from '../shared/notifications/delivery';
 export type { RunDefaults, RunDefaultsActivities } from './run/defaults';
 
 /** The model activity, as workflows see it. */

@@ -14,17 +14,17 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { History } from '../cli/debug/history';
-import { decodePayloads } from '../cli/debug/payloads';
+import type { History } from '../client/debug/history';
+import { decodePayloads } from '../client/debug/payloads';
 import type { AgentInput, AgentResult } from '../shared/agent';
 import type { ConversationMessage } from '../shared/conversation';
 import type { CallModelInput } from '../shared/model';
 import { contentStoreFor } from '../activities/content/config';
 import { resolveMessage } from '../activities/model/conversation';
-import type { DevServerFixture } from '../tests/support/dev-server';
-import { startDevServerFixture, withDevWorker } from '../tests/support/dev-server';
-import { testConfig, tempDir, uid } from '../tests/support/temporal';
-import { eventBytes, historyBytes, payloadsBytes, workflowTaskFailures } from '../tests/support/history';
+import type { DevServerFixture } from '../testkit/dev-server';
+import { startDevServerFixture, withDevWorker } from '../testkit/dev-server';
+import { testConfig, tempDir, uid } from '../testkit/temporal';
+import { eventBytes, historyBytes, payloadsBytes, workflowTaskFailures } from '../testkit/history';
 
 const STEPS = Number(process.argv[2] ?? 1000);
 const CHAT_CALLS = Number(process.argv[3] ?? 200);

@@ -12,7 +12,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { requireMailServer } from '../tests/support/mail';
+import { requireMailServer } from '../testkit/mail';
 import { chaosFailures, formatReport, runChaos } from './chaos/run';
 
 function count(name: string, min: number) {

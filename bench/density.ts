@@ -14,17 +14,18 @@
  *     [--preload <module>,...]   (more modules the workflow sandbox evaluates once and shares, frozen;
  *     zod and the schemas are always shared: WORKFLOW_BUNDLER_OPTIONS)
  */
+import { notificationDelivery } from '../client/deliver';
 import fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, bundleWorkflowCode } from '@temporalio/worker';
-import { devServerStatus } from '../cli/dev-server';
-import { startAgentRun } from '../cli/start-run';
+import { devServerStatus } from '../workers/dev-server';
+import { startAgentRun } from '../client/start-run';
 import type { AgentInput, Policy } from '../shared/agent';
 import type { ScriptedTurn } from '../shared/model';
-import type { DevServerFixture } from '../tests/support/dev-server';
-import { startDevServerFixture } from '../tests/support/dev-server';
-import { testConfig, uid, workflowBundle } from '../tests/support/temporal';
+import type { DevServerFixture } from '../testkit/dev-server';
+import { startDevServerFixture } from '../testkit/dev-server';
+import { testConfig, uid, workflowBundle } from '../testkit/temporal';
 import type { WorkerTuning } from '../workers/worker';
 import { WORKFLOWS_PATH, WORKFLOW_BUNDLER_OPTIONS, createAgentWorker } from '../workers/worker';
 import { floorBundle, withFloorWorker } from './fixtures/floor';
@@ -277,7 +278,7 @@ async function main(): Promise<void> {
       connection,
       namespace: 'default',
       config: testConfig({ taskQueue: agentQueue }),
-      client: fx.client,
+      deliver: notificationDelivery(fx.client, agentQueue),
       taskQueue: agentQueue,
       workflowBundle: bundle,
       tuning: TUNING,

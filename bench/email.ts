@@ -25,7 +25,7 @@ import {
   requireMailServer,
   subjectsContaining,
   token,
-} from '../tests/support/mail';
+} from '../testkit/mail';
 
 const N = Number(process.argv[2] ?? 30);
 

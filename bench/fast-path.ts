@@ -12,9 +12,9 @@
 import { performance } from 'node:perf_hooks';
 import type { AgentInput, AgentResult, Policy } from '../shared/agent';
 import type { ScriptedTurn } from '../shared/model';
-import type { DevServerFixture } from '../tests/support/dev-server';
-import { startDevServerFixture, withDevWorker } from '../tests/support/dev-server';
-import { uid } from '../tests/support/temporal';
+import type { DevServerFixture } from '../testkit/dev-server';
+import { startDevServerFixture, withDevWorker } from '../testkit/dev-server';
+import { uid } from '../testkit/temporal';
 import { floorBundle, withFloorWorker } from './fixtures/floor';
 import { percentile, summary } from './stats';
 

@@ -14,8 +14,8 @@ import { disposeLocalModels, loadLocalModel } from '../activities/model/local/ru
 import type { AgentEvent, AgentInput, AgentResult } from '../shared/agent';
 import { eventsQuery } from '../shared/agent';
 import { notificationsQuery } from '../shared/notifications/messages';
-import { startDevServerFixture, withDevWorker } from '../tests/support/dev-server';
-import { testConfig, uid } from '../tests/support/temporal';
+import { startDevServerFixture, withDevWorker } from '../testkit/dev-server';
+import { testConfig, uid } from '../testkit/temporal';
 import type { BenchTask } from './fixtures/local-model-tasks';
 import { BENCH_TASKS, BENCH_TOOLS } from './fixtures/local-model-tasks';
 import { summary } from './stats';

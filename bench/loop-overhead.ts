@@ -15,9 +15,9 @@ import { eventsQuery } from '../shared/agent';
 import type { ChatMessage } from '../shared/conversation';
 import type { ScriptedTurn } from '../shared/model';
 import { CalculatorArgs } from '../shared/tools/calculator';
-import type { DevServerFixture } from '../tests/support/dev-server';
-import { startDevServerFixture, withDevWorker } from '../tests/support/dev-server';
-import { uid } from '../tests/support/temporal';
+import type { DevServerFixture } from '../testkit/dev-server';
+import { startDevServerFixture, withDevWorker } from '../testkit/dev-server';
+import { uid } from '../testkit/temporal';
 import { floorBundle, withFloorWorker } from './fixtures/floor';
 import { summary, percentile } from './stats';
 

@@ -22,11 +22,12 @@
  * The server takes at most 10 updates in flight per workflow (more are refused with
  * RESOURCE_EXHAUSTED), so the update path's senders stay at or under 10.
  */
+import { notificationDelivery } from '../client/deliver';
 import { performance } from 'node:perf_hooks';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import type { WorkflowHandle } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode } from '@temporalio/worker';
-import { startDevServer, stopDevServer } from '../cli/dev-server';
+import { startDevServer, stopDevServer } from '../workers/dev-server';
 import {
   INBOX_WORKFLOW_TYPE,
   inboxWorkflowId,
@@ -39,8 +40,8 @@ import { DEFAULT_MAX_NOTIFICATIONS } from '../shared/notifications/schema';
 import type { NotificationInput } from '../shared/notifications/schema';
 import { loadWorkerConfig } from '../workers/config';
 import { WORKFLOWS_PATH, WORKFLOW_BUNDLER_OPTIONS, createAgentWorker } from '../workers/worker';
-import { freePort } from '../tests/support/processes';
-import { tempDir } from '../tests/support/temporal';
+import { freePort } from '../testkit/processes';
+import { tempDir } from '../testkit/temporal';
 import { floorBundle } from './fixtures/floor';
 import { percentile, summary } from './stats';
 
@@ -252,7 +253,7 @@ async function main() {
     namespace: 'default',
     config: loadWorkerConfig({}),
     taskQueue,
-    client,
+    deliver: notificationDelivery(client, taskQueue),
     workflowBundle: await bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
       logger: new DefaultLogger('WARN'),

@@ -21,15 +21,15 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { Worker } from '@temporalio/worker';
-import type { History } from '../cli/debug/history';
-import { fetchRunHistory, historyJson, readHistoryFile } from '../cli/debug/history';
-import { replayBundle, replayMany } from '../cli/debug/replay';
-import { formatThroughput, replayAll } from '../cli/debug/replay-all';
+import type { History } from '../client/debug/history';
+import { fetchRunHistory, historyJson, readHistoryFile } from '../client/debug/history';
+import { replayBundle, replayMany } from '../client/debug/replay';
+import { formatThroughput, replayAll } from '../client/debug/replay-all';
 import { floorBundle, withFloorWorker } from './fixtures/floor';
 import type { AgentInput, AgentResult, Policy } from '../shared/agent';
-import type { DevServerFixture } from '../tests/support/dev-server';
-import { startDevServerFixture, withDevWorker } from '../tests/support/dev-server';
-import { quietRuntime, tempDir, uid } from '../tests/support/temporal';
+import type { DevServerFixture } from '../testkit/dev-server';
+import { startDevServerFixture, withDevWorker } from '../testkit/dev-server';
+import { quietRuntime, tempDir, uid } from '../testkit/temporal';
 
 function option(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);

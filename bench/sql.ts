@@ -1,7 +1,7 @@
 /**
  * What the SQL tool costs over a bare driver query, per engine, for the same parameterised SELECT
  * (a three-table join with GROUP BY on the shipped sample database). Run: `npx tsx bench/sql.ts [N]`
- * (default 200). Needs the local Postgres and MariaDB (see tests/support/sql-fixtures.ts for URLs).
+ * (default 200). Needs the local Postgres and MariaDB (see testkit/sql-fixtures.ts for URLs).
  *
  * - tool: the sql_query activity body in an activity context — guard parse, pooled connection,
  *   READ ONLY transaction with a time limit, cursor, row/size caps, formatting.
@@ -15,8 +15,8 @@ import pg from 'pg';
 import { createSqlActivities, SqlConnections } from '../activities/sql';
 import type { DatabasesConfig } from '../activities/sql/config';
 import { DatabaseConnectionSchema } from '../activities/sql/config';
-import { sampleStatements } from '../examples/sample-db/seed';
-import { MYSQL_URL, PG_URL, fixtureName } from '../tests/support/sql-fixtures';
+import { sampleStatements } from '../activities/sql/sample-db/seed';
+import { MYSQL_URL, PG_URL, fixtureName } from '../testkit/sql-fixtures';
 import type { ToolResult } from '../shared/tools/define';
 import { percentile } from './stats';
 

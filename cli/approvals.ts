@@ -2,8 +2,8 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import type { TemporalTarget } from '../workers/connect';
-import { decideApproval, formatApproval, listApprovals } from './approval-client';
-import { withClient, withCommandClient } from './traced-client';
+import { decideApproval, formatApproval, listApprovals } from '../client/approval-client';
+import { withClient, withCommandClient } from '../client/traced-client';
 
 /** Largest `--args` file: edited arguments travel in one update, far below Temporal's payload limit. */
 const MAX_ARGS_FILE_BYTES = 256 * 1024;

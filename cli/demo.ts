@@ -1,3 +1,4 @@
+import { notificationDelivery } from '../client/deliver';
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { Option } from 'commander';
@@ -7,10 +8,10 @@ import { loadWorkerConfig } from '../workers/config';
 import type { TemporalTarget } from '../workers/connect';
 import { connectClient } from '../workers/connect';
 import type * as WorkerRun from '../workers/run';
-import { startDevServer } from './dev-server';
-import { parseModelSpec } from './model-spec';
-import { startAgentRun } from './start-run';
-import { watchRun } from './watch';
+import { startDevServer } from '../workers/dev-server';
+import { parseModelSpec } from '../client/model-spec';
+import { startAgentRun } from '../client/start-run';
+import { watchRun } from '../client/watch';
 
 /** The demo job of the local model: one a small model does in two steps (a tool, then the answer). */
 const LOCAL_DEMO: Pick<AgentInput, 'task' | 'tools'> = {
@@ -37,7 +38,12 @@ export function registerDemoCommand(program: Command, target: () => TemporalTarg
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
       const { installLogging, runWorker } = require('../workers/run') as typeof WorkerRun;
       installLogging('WARN', config.logFormat);
-      const worker = runWorker({ config, target: target(), installSignalHandlers: false });
+      const worker = runWorker({
+        config,
+        target: target(),
+        deliveryFor: notificationDelivery,
+        installSignalHandlers: false,
+      });
       const client = await connectClient(target());
       try {
         const workflowId = `demo-${randomUUID()}`;

@@ -4,12 +4,13 @@ import { printable } from '../shared/identifiers';
 import { loadWorkerConfig } from '../workers/config';
 import { temporalTarget } from '../workers/connect';
 import { codecKeysFromEnv } from '../workers/payload-codec';
+import { notificationDelivery } from '../client/deliver';
 import type * as WorkerRun from '../workers/run';
 import { registerApprovalCommands } from './approvals';
-import { startCodecServer } from './codec-server';
+import { startCodecServer } from '../server/codec-server';
 import { registerDebugCommands } from './debug/commands';
 import { registerDemoCommand } from './demo';
-import { devServerStatus, startDevServer, stopDevServer } from './dev-server';
+import { devServerStatus, startDevServer, stopDevServer } from '../workers/dev-server';
 import { exitAfterParsingWhenAsked, registerKbCommands } from './kb';
 import { registerNotificationCommands } from './notifications';
 import { registerRunCommand } from './run-command';
@@ -70,7 +71,7 @@ program
     // The worker (activities, bundler) is loaded only by the commands that run one.
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
     const { runWorker } = require('../workers/run') as typeof WorkerRun;
-    await runWorker({ config: loadWorkerConfig(), target: target() }).done;
+    await runWorker({ config: loadWorkerConfig(), target: target(), deliveryFor: notificationDelivery }).done;
   });
 
 registerRunCommand(program, target);

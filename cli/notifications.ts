@@ -11,7 +11,7 @@ import type { NotificationHistory } from '../shared/notifications/reads';
 import { loadWorkerConfig } from '../workers/config';
 import type { TemporalTarget } from '../workers/connect';
 import { connectClient } from '../workers/connect';
-import type { NotificationFeedEvent } from './notification-client';
+import type { NotificationFeedEvent } from '../client/notification-client';
 import {
   followNotifications,
   prepareNotification,
@@ -20,11 +20,11 @@ import {
   sendClearNotifications,
   sendMarkRead,
   sendNotification,
-} from './notification-client';
-import type * as ApiServer from './api/server';
-import type * as WebAssets from './web/assets';
+} from '../client/notification-client';
+import type * as ApiServer from '../server/api/server';
+import type * as WebAssets from '../server/web/assets';
 import { printable } from '../shared/identifiers';
-import { withClient, withCommandClient } from './traced-client';
+import { withClient, withCommandClient } from '../client/traced-client';
 
 /** Widest message column of the table; longer messages are cut with an ellipsis. */
 const MESSAGE_WIDTH = 60;
@@ -313,7 +313,7 @@ export function registerNotificationCommands(program: Command, target: () => Tem
     .option('--port <port>', 'port (0 = any free port)', port, 8787)
     .action(async (o: { host: string; port: number }) => {
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
-      const { loadApiConfig, startApiServer } = require('./api/server') as typeof ApiServer;
+      const { loadApiConfig, startApiServer } = require('../server/api/server') as typeof ApiServer;
       // The token comes only from the environment: a command-line flag would show in `ps` and shell history.
       const config = loadApiConfig();
       const client = await connectClient(target());
@@ -330,7 +330,7 @@ export function registerNotificationCommands(program: Command, target: () => Tem
         throw err;
       });
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
-      const web = require('./web/assets') as typeof WebAssets;
+      const web = require('../server/web/assets') as typeof WebAssets;
       // Built by startApiServer already; this prints what a page weighs.
       console.log(web.describeWeight(await web.webAssets()));
       console.log(

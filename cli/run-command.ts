@@ -8,13 +8,13 @@ import { TOOL_NAMES } from '../shared/tools/registry';
 import { loadWorkerConfig } from '../workers/config';
 import type { TemporalTarget } from '../workers/connect';
 import { connectClient } from '../workers/connect';
-import { startTracing } from '../workers/start-tracing';
-import { resolveRunAnswer } from './answer';
-import { noWorkerMessage, workflowPollers } from './pollers';
+import { startTracing } from '../workers/observability/start-tracing';
+import { resolveRunAnswer } from '../client/answer';
+import { noWorkerMessage, workflowPollers } from '../client/pollers';
 import type { RunOpts } from './run-input';
 import { buildInput, positiveInt, positiveNumber, workflowIdOption } from './run-input';
-import { startAgentRun } from './start-run';
-import { EXIT, watchRun } from './watch';
+import { startAgentRun } from '../client/start-run';
+import { EXIT, watchRun } from '../client/watch';
 
 /** `durable-agent run`: starts an agent run, shows its progress live and prints the final answer. */
 export function registerRunCommand(program: Command, target: () => TemporalTarget): void {

@@ -3,14 +3,14 @@ import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import type { AgentStateView } from '../shared/agent';
 import { stateQuery, userMessageSignal } from '../shared/agent';
-import { BUDGETS, overBudgetMessage, utf8Bytes } from '../shared/budgets';
-import type { BudgetName } from '../shared/run-budgets';
-import { describeBudget } from '../shared/run-budgets';
+import { SIZE_BUDGETS, overBudgetMessage, utf8Bytes } from '../shared/temporal-limits';
+import type { RunLimitName } from '../shared/run-limits';
+import { describeRunLimit } from '../shared/run-limits';
 import { formatAnswer } from '../shared/render-citations';
 import type { TemporalTarget } from '../workers/connect';
-import { resolveRunAnswer } from './answer';
-import { noWorkerMessage, workflowPollers } from './pollers';
-import { withClient, withCommandClient } from './traced-client';
+import { resolveRunAnswer } from '../client/answer';
+import { noWorkerMessage, workflowPollers } from '../client/pollers';
+import { withClient, withCommandClient } from '../client/traced-client';
 
 /** `status`, `cancel` and `message`: read a run's state, cancel it, send it a user message. */
 export function registerRunControlCommands(program: Command, target: () => TemporalTarget): void {
@@ -64,7 +64,7 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
             `waits for approval: ${a.toolCallId} ${a.tool} until ${a.deadline} (${a.reason}): ${a.summary}`,
           );
         for (const [name, b] of Object.entries(state.budgets ?? {}))
-          console.log(`budget: ${describeBudget(name as BudgetName, b)}`);
+          console.log(`budget: ${describeRunLimit(name as RunLimitName, b)}`);
         if (state.untrusted) console.log(`untrusted content: ${state.untrusted}`);
         if (state.lastError) console.log(`last error: ${state.lastError}`);
         if (resolved && !resolved.ok) console.error(`note: ${resolved.error}`);
@@ -148,8 +148,8 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
     .action(async (id: string, text: string) => {
       if (!text.trim()) throw new Error('The message must not be empty');
       const bytes = utf8Bytes(text);
-      if (bytes > BUDGETS.userMessageBytes)
-        throw new Error(overBudgetMessage('The message', bytes, BUDGETS.userMessageBytes));
+      if (bytes > SIZE_BUDGETS.userMessageBytes)
+        throw new Error(overBudgetMessage('The message', bytes, SIZE_BUDGETS.userMessageBytes));
       await withHandle(
         id,
         async (h) => {

@@ -5,7 +5,7 @@ import { AgentInputSchema, DEFAULT_TOOLS, agentInputBudgetProblem } from '../sha
 import { formatZodIssues } from '../shared/tools/define';
 import { TOOL_NAMES } from '../shared/tools/registry';
 import { loadScriptFile, scriptTools } from '../activities/model/scripted';
-import { parseModelSpec } from './model-spec';
+import { parseModelSpec } from '../client/model-spec';
 
 /** A whole number ≥ 1 from a command-line option. */
 export function positiveInt(value: string): number {

@@ -8,8 +8,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
 import { PROJECT_ROOT } from '../shared/project-root';
-import { SCENARIOS } from '../tests/replay/scenarios';
-import { startDevServerFixture, withDevWorker } from '../tests/support/dev-server';
+import { SCENARIOS } from '../testkit/replay-scenarios';
+import { startDevServerFixture, withDevWorker } from '../testkit/dev-server';
 
 const OUT = path.join(PROJECT_ROOT, 'tests', 'replay', 'histories');
 

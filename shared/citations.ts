@@ -12,7 +12,7 @@
  */
 import { z } from 'zod';
 import { schemaOnce } from './schema-once';
-import { jsonBytes } from './budgets';
+import { jsonBytes } from './temporal-limits';
 
 /** Where a search result came from: a web page or a chunk of a knowledge-base file. */
 export type SearchSourceType = 'url' | 'file';

@@ -6,7 +6,7 @@
  *
  * Pure types and helpers (no Node built-ins): workflow code imports them.
  */
-import { utf8Bytes, utf8Prefix } from './budgets';
+import { utf8Bytes, utf8Prefix } from './temporal-limits';
 
 /** A reference to stored content: `sha256:` and 64 hex digits of the SHA-256 of its JSON bytes. */
 export type ContentRef = `sha256:${string}`;

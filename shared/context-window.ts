@@ -11,7 +11,7 @@
  * - the newest message is always sent, cut to fit when it alone is too large;
  * - the window starts at a turn boundary: it never opens with a tool result whose call is cut off.
  */
-import { formatBytes } from './budgets';
+import { formatBytes } from './temporal-limits';
 
 /** Rough tokens for a UTF-8 size: 3 bytes a token, cautious for English (≈4) and right for CJK (≈3). */
 export function estimateTokens(bytes: number): number {

@@ -5,11 +5,11 @@
  *
  * Pure and deterministic, so workflow code, activities and clients all import it.
  */
-import { BUDGETS } from './budgets';
+import { SIZE_BUDGETS } from './temporal-limits';
 
 /**
  * A run id: an ASCII letter or digit, then ASCII letters, digits and `. _ - : @ + =`, at most
- * {@link BUDGETS.runIdBytes} characters (`agent-<uuid>`, `inbox:alice`, `nightly.report-2026-11-30`).
+ * {@link SIZE_BUDGETS.runIdBytes} characters (`agent-<uuid>`, `inbox:alice`, `nightly.report-2026-11-30`).
  */
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:@+=-]*$/;
 
@@ -28,8 +28,8 @@ export const INBOX_USER_CHARSET = 'ASCII letters, digits and . _ - @ + (starting
  */
 export function runIdProblem(id: string): string | null {
   if (id.length === 0) return 'a run id must not be empty';
-  if (id.length > BUDGETS.runIdBytes)
-    return `a run id must be at most ${BUDGETS.runIdBytes} characters (got ${id.length})`;
+  if (id.length > SIZE_BUDGETS.runIdBytes)
+    return `a run id must be at most ${SIZE_BUDGETS.runIdBytes} characters (got ${id.length})`;
   if (!RUN_ID_PATTERN.test(id)) return `run id "${printable(id)}" may contain only ${RUN_ID_CHARSET}`;
   return null;
 }
@@ -37,8 +37,8 @@ export function runIdProblem(id: string): string | null {
 /** Why `user` is not a usable inbox user, or null when it is. */
 export function inboxUserProblem(user: string): string | null {
   if (user.length === 0) return 'an inbox user must not be empty (e.g. inbox:alice)';
-  if (user.length > BUDGETS.inboxUserBytes)
-    return `an inbox user must be at most ${BUDGETS.inboxUserBytes} characters (got ${user.length})`;
+  if (user.length > SIZE_BUDGETS.inboxUserBytes)
+    return `an inbox user must be at most ${SIZE_BUDGETS.inboxUserBytes} characters (got ${user.length})`;
   if (!INBOX_USER_PATTERN.test(user))
     return `inbox user "${printable(user)}" may contain only ${INBOX_USER_CHARSET}`;
   return null;

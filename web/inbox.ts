@@ -11,7 +11,7 @@ import { sanitizedFragment } from './sanitize';
 import { follow } from './sse';
 import { TYPE_ICONS, showToast } from './toasts';
 import type { Changes, ListPosition, Notification, Resume, Snapshot } from './types';
-import { HIGH_PRIORITY, NOTIFICATION_TYPES } from './types';
+import { NOTIFICATION_TYPES, NotificationPriority } from './types';
 
 const LAST_USER_KEY = 'durable-agent.inbox-user';
 
@@ -101,7 +101,7 @@ export function startInbox(user: string | undefined): void {
   }
 
   function itemEl(n: Notification, wasOpen: boolean): HTMLLIElement {
-    const high = n.priority >= HIGH_PRIORITY;
+    const high = n.priority >= NotificationPriority.HIGH;
     return h(
       'li',
       {

@@ -5,7 +5,7 @@
  */
 import { h } from './dom';
 import type { Notification } from './types';
-import { HIGH_PRIORITY } from './types';
+import { NotificationPriority } from './types';
 
 /** A symbol per type; the type is also said in words for screen readers. */
 export const TYPE_ICONS: Record<string, string> = {
@@ -37,7 +37,7 @@ function dismiss(id: string): void {
 
 /** Shows (or replaces) the toast of `n`. */
 export function showToast(n: Notification): void {
-  const high = n.priority >= HIGH_PRIORITY;
+  const high = n.priority >= NotificationPriority.HIGH;
   const toast = h(
     'div',
     {

@@ -11,7 +11,7 @@ import { DEFAULT_TASK_QUEUE } from '../shared/task-queues';
 import type { ContentStoreConfig } from '../activities/content/config';
 import type { ActivitiesConfig } from '../activities/config';
 import { ApprovalPolicySchema, approvalPolicyProblems } from '../shared/approvals';
-import { PriceTableSchema } from '../shared/run-budgets';
+import { PriceTableSchema } from '../shared/run-limits';
 import { parseContentStoreSetting } from '../activities/content/config';
 import type { CodecKeys } from './payload-codec';
 import { parseCodecKeys } from './payload-codec';

@@ -2,15 +2,17 @@ import { closeContentStores } from '../activities/content/config';
 import { closeEmailConnections } from '../activities/email';
 import { closeSqlConnections } from '../activities/sql';
 import { checkConnectionRoles } from '../activities/sql/startup-check';
+import type { Client } from '@temporalio/client';
+import type { NotificationDelivery } from '../shared/notifications/delivery';
 import type { WorkerConfig } from './config';
 import { ConfigError } from './config';
 import type { TemporalTarget } from './connect';
 import { connectClient, connectWorker } from './connect';
-import { installLogging } from './logging';
-import { startTracing } from './start-tracing';
+import { installLogging } from './observability/logging';
+import { startTracing } from './observability/start-tracing';
 import { createAgentWorker } from './worker';
 
-export { installLogging } from './logging';
+export { installLogging } from './observability/logging';
 
 /** A started worker: `done` settles when it has shut down; `stop` asks it to, and waits. */
 export interface RunningWorker {
@@ -25,6 +27,8 @@ export interface RunningWorker {
 export function runWorker(opts: {
   config: WorkerConfig;
   target: TemporalTarget;
+  /** How notifications are delivered over the worker's own client (client/deliver.ts). */
+  deliveryFor: (client: Client, taskQueue: string) => NotificationDelivery;
   installSignalHandlers?: boolean;
 }): RunningWorker {
   if (opts.installSignalHandlers !== false) installLogging(opts.config.logLevel, opts.config.logFormat);
@@ -41,14 +45,14 @@ export function runWorker(opts: {
     }
     const connection = await connectWorker(opts.target);
     const tracing = startTracing(opts.config);
-    // The worker's own client (notification signals) carries the trace on, too.
+    // The worker's own client (notification updates) carries the trace on, too.
     const client = await connectClient(opts.target, tracing?.clientInterceptors);
     try {
       const worker = await createAgentWorker({
         connection,
         namespace: opts.target.namespace,
         config: opts.config,
-        client,
+        deliver: opts.deliveryFor(client, opts.config.taskQueue),
         tracing,
         // A prebuilt bundle lacks tracing's workflow modules and the encoding failure converter, so
         // with tracing or payload encryption on, workflows/ is bundled here.

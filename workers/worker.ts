@@ -5,12 +5,12 @@ import { createActivities } from '../activities';
 import { contentStoreFor } from '../activities/content/config';
 import type { ContentStore } from '../activities/content/store';
 import type { WorkerConfig } from './config';
-import { ActivityOutcomeLogger } from './interceptors';
-import { PrivateValuesInterceptor } from './private-values';
-import { ErrorSanitiser } from './sanitise-errors';
+import { ActivityOutcomeLogger } from './observability/interceptors';
+import { PrivateValuesInterceptor } from './observability/private-values';
+import { ErrorSanitiser } from './observability/sanitise-errors';
 import { AesGcmCodec } from './payload-codec';
 import { secretsOfConfig } from '../shared/redact-secrets';
-import type { Tracing } from './tracing';
+import type { Tracing } from './observability/tracing';
 
 /** What a worker needs. Tests pass a prebuilt bundle and swapped providers. */
 export interface AgentWorkerOptions {
@@ -20,8 +20,8 @@ export interface AgentWorkerOptions {
   /** Prebuilt workflow bundle (tests bundle once per suite); otherwise workflows/ is bundled at start. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   providers?: ActivityDeps['providers'];
-  /** Client the notification activities signal with. */
-  client?: ActivityDeps['client'];
+  /** How the notification activities deliver (client/deliver.ts `notificationDelivery`). */
+  deliver?: ActivityDeps['deliver'];
   /** Content store; the configured one (shared per process) when absent. */
   store?: ContentStore;
   /** Extra or replacement activities (tests: instrumented tools). */
@@ -103,7 +103,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worke
       config: opts.config,
       store: opts.store ?? contentStoreFor(opts.config.contentStore),
       providers: opts.providers,
-      client: opts.client,
+      deliver: opts.deliver,
     }),
     ...opts.activityOverrides,
   };

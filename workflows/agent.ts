@@ -5,7 +5,9 @@ import {
   continueAsNew,
   isCancellation,
   patched,
+  log,
   setHandler,
+  uuid4,
   workflowInfo,
 } from '@temporalio/workflow';
 import {
@@ -22,24 +24,23 @@ import type {
   AgentResult,
   AgentStateView,
   AgentStatus,
-  CarriedState,
-  CarriedTurn,
   ParsedAgentInput,
   RunDefaults,
   StopReason,
 } from '../shared/agent';
-import { BUDGETS, formatBytes, jsonBytes, overBudgetMessage } from '../shared/budgets';
+import type { CarriedState, CarriedTurn } from './agent/carried-state';
+import { SIZE_BUDGETS, formatBytes, jsonBytes, overBudgetMessage } from '../shared/temporal-limits';
 import type { ApprovalPolicy } from '../shared/approvals';
 import { mergeApprovalPolicies } from '../shared/approvals';
-import type { BudgetName } from '../shared/run-budgets';
-import { describeBudget } from '../shared/run-budgets';
+import type { RunLimitName } from '../shared/run-limits';
+import { describeRunLimit } from '../shared/run-limits';
 import { addUsage } from '../shared/conversation';
 import { inboxWorkflowId } from '../shared/notifications/messages';
 import type { ValidNotificationInput } from '../shared/notifications/schema';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system';
 import { formatZodIssues } from '../shared/tools/define';
 import { callModel, callModelLocally, deliverNotification, runDefaults } from './agent/activities';
-import { RunBudgets } from './agent/budgets';
+import { RunLimitEnforcer } from './agent/run-limit-enforcer';
 import { fitCarriedState } from './agent/carry';
 import { RunCitations } from './agent/citations';
 import { ConversationLog } from './agent/conversation';
@@ -63,6 +64,13 @@ export const POLICIES_PATCH = 'approval-policies-and-budgets';
  */
 export const LOCAL_ACTIVITIES_PATCH = 'local-activities';
 
+/**
+ * Marks runs whose own notifications (budget warnings, approval timeouts) take the route every
+ * other notification takes: the `notify` update, to the run and to its user's inbox. Runs recorded
+ * before added them to their state directly; only runs that raise one check the patch.
+ */
+export const ONE_NOTIFICATION_ROUTE_PATCH = 'one-notification-route';
+
 function invalidInput(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: 'InvalidAgentInput', message, nonRetryable: true });
 }
@@ -78,9 +86,9 @@ export async function agentWorkflow(rawInput: AgentInput, carried?: CarriedState
   const parsed = AgentInputSchema.safeParse(rawInput);
   if (!parsed.success) throw invalidInput(`Invalid agent input: ${formatZodIssues(parsed.error)}`);
   const bytes = jsonBytes(rawInput);
-  if (bytes > BUDGETS.agentInputBytes) {
+  if (bytes > SIZE_BUDGETS.agentInputBytes) {
     throw invalidInput(
-      `Invalid agent input: ${overBudgetMessage('the input', bytes, BUDGETS.agentInputBytes)}`,
+      `Invalid agent input: ${overBudgetMessage('the input', bytes, SIZE_BUDGETS.agentInputBytes)}`,
     );
   }
   const run = new AgentRun(parsed.data, carried);
@@ -110,7 +118,7 @@ class AgentRun {
   private approvalPolicy: ApprovalPolicy | null = null;
   private defaults: RunDefaults | undefined;
   private untrusted: string | null;
-  private readonly budgets: RunBudgets;
+  private readonly runLimits: RunLimitEnforcer;
   private readonly attributes = new SearchAttributePublisher();
   /** Which steps run as local activities ('never' for runs recorded before LOCAL_ACTIVITIES_PATCH). */
   private readonly localActivities: ParsedAgentInput['policy']['localActivities'];
@@ -136,7 +144,7 @@ class AgentRun {
     this.policies = patched(POLICIES_PATCH);
     this.defaults = carried?.defaults;
     this.untrusted = carried?.untrusted ?? null;
-    this.budgets = new RunBudgets(
+    this.runLimits = new RunLimitEnforcer(
       {
         input,
         step: () => this.step,
@@ -171,7 +179,7 @@ class AgentRun {
       markUntrusted: (source) => {
         this.untrusted = source;
       },
-      stopping: () => this.budgets.stopping(),
+      stopping: () => this.runLimits.stopping(),
     });
   }
 
@@ -195,12 +203,12 @@ class AgentRun {
           this.input.policy.approvals,
           this.input.policy.requireApproval,
         );
-        this.budgets.startWallClock();
+        this.runLimits.startWallClock();
       }
       if (carriedTurn && !(await this.finishTurn(carriedTurn)))
         return await this.continueAsNew(rawInput, carriedTurn);
       for (;;) {
-        const stop = this.budgets.stop();
+        const stop = this.runLimits.stop();
         if (stop) return this.policies ? await this.stopForBudget(stop) : this.finish(null, stop);
 
         this.drainUserMessages();
@@ -257,9 +265,9 @@ class AgentRun {
    * done (its answer is the result), and an `error` notification says which budget ended it.
    */
   private async stopForBudget(reason: StopReason): Promise<AgentResult> {
-    const name = reason as BudgetName;
-    const b = this.budgets.use()[name];
-    const said = b ? describeBudget(name, b) : name;
+    const name = reason as RunLimitName;
+    const b = this.runLimits.use()[name];
+    const said = b ? describeRunLimit(name, b) : name;
     this.drainUserMessages();
     this.conversation.add({
       role: 'user',
@@ -276,7 +284,7 @@ class AgentRun {
       this.lastError = `The summary turn failed: ${(err as Error).message}`;
       this.emit({ kind: 'error', text: this.lastError, isError: true });
     }
-    await this.budgets.raiseInOrder({
+    await this.runLimits.raiseInOrder({
       type: 'error',
       priority: NotificationPriority.HIGH,
       title: `Run stopped: ${name} budget reached`,
@@ -285,7 +293,7 @@ class AgentRun {
       display_time: 30,
       group: 'budgets',
     });
-    await this.budgets.sent();
+    await this.runLimits.sent();
     return { ...this.finish(summary, reason), budget: said };
   }
 
@@ -316,7 +324,7 @@ class AgentRun {
     }
     this.conversation.sent(out);
     this.usage = { ...this.usage, ...addUsage(this.usage, out.usage), modelCalls: this.usage.modelCalls + 1 };
-    if (this.policies) this.budgets.addCost(out, this.defaults);
+    if (this.policies) this.runLimits.addCost(out, this.defaults);
     // A summary turn runs no tools, whatever the model asked for.
     const toolCalls = (summaryOnly ? [] : out.toolCalls).map((call) => {
       this.toolCallSeq += 1;
@@ -328,7 +336,7 @@ class AgentRun {
       ...(toolCalls.length ? { toolCalls } : {}),
     });
     this.emit({ kind: 'model_finished', text: out.content ?? '', durationMs: Date.now() - started });
-    if (this.policies) this.budgets.warn();
+    if (this.policies) this.runLimits.warn();
     return { content: out.content, turn: { step: this.step, calls: toolCalls.map((call) => ({ call })) } };
   }
 
@@ -338,11 +346,34 @@ class AgentRun {
     this.publishSearchAttributes();
   }
 
-  /** Adds a notification the run raises itself, and delivers it to the user's inbox when configured. */
+  /**
+   * Delivers a notification the run raises itself the way every notification travels: the `notify`
+   * update, to this run and to the user's inbox when configured. Should delivery fail for good, the
+   * run keeps the notification in its own list, so nothing is lost.
+   */
   private async raise(notification: ValidNotificationInput): Promise<void> {
-    this.notifications.add(notification);
     const user = this.input.notify?.user;
-    if (user) await deliverNotification({ targets: [inboxWorkflowId(user)], notification });
+    const inbox = user ? [inboxWorkflowId(user)] : [];
+    if (!patched(ONE_NOTIFICATION_ROUTE_PATCH)) {
+      this.notifications.add(notification);
+      if (inbox.length > 0) await deliverNotification({ targets: inbox, notification });
+      return;
+    }
+    // The id is fixed before delivery, so a retried activity updates the item instead of adding one.
+    const withId = { ...notification, id: notification.id ?? uuid4() };
+    try {
+      await deliverNotification({ targets: [workflowInfo().workflowId, ...inbox], notification: withId });
+    } catch (err) {
+      if (isCancellation(err)) {
+        this.notifications.add(withId);
+        throw err;
+      }
+      log.warn('a notification the run raised could not be delivered; kept in the run only', {
+        id: withId.id,
+        error: err instanceof Error ? err.message : String(err),
+      });
+      this.notifications.add(withId);
+    }
   }
 
   private finish(answer: string | null, reason: StopReason): AgentResult {
@@ -360,7 +391,7 @@ class AgentRun {
       stopReason: reason,
       steps: this.step,
       usage: this.usage,
-      ...(this.policies && this.budgets.state.costUsd > 0 ? { costUsd: this.budgets.state.costUsd } : {}),
+      ...(this.policies && this.runLimits.state.costUsd > 0 ? { costUsd: this.runLimits.state.costUsd } : {}),
     };
   }
 
@@ -384,8 +415,8 @@ class AgentRun {
    * conversation stays in the content store and history either way).
    */
   private carry(rawInput: AgentInput, turn: CarriedTurn | undefined): CarriedState {
-    this.conversation.trimTranscript(BUDGETS.carriedTranscriptBytes);
-    this.events.trim(BUDGETS.carriedEventsBytes);
+    this.conversation.trimTranscript(SIZE_BUDGETS.carriedTranscriptBytes);
+    this.events.trim(SIZE_BUDGETS.carriedEventsBytes);
     const build = (): CarriedState => ({
       ...this.conversation.snapshot(),
       ...(turn ? { turn } : {}),
@@ -401,16 +432,16 @@ class AgentRun {
       citations: this.citations.state,
       ...(this.policies
         ? {
-            budget: this.budgets.state,
+            budget: this.runLimits.state,
             untrusted: this.untrusted,
             ...(this.defaults ? { defaults: this.defaults } : {}),
           }
         : {}),
     });
     const shrinks = [
-      () => this.conversation.trimTranscript(BUDGETS.carriedTranscriptBytes / 8),
-      () => this.events.trim(BUDGETS.carriedEventsBytes / 8),
-      () => this.citations.shrink(BUDGETS.citationsBytes / 4),
+      () => this.conversation.trimTranscript(SIZE_BUDGETS.carriedTranscriptBytes / 8),
+      () => this.events.trim(SIZE_BUDGETS.carriedEventsBytes / 8),
+      () => this.citations.shrink(SIZE_BUDGETS.citationsBytes / 4),
     ];
     return fitCarriedState(rawInput, build, shrinks);
   }
@@ -425,8 +456,8 @@ class AgentRun {
       ...(this.policies
         ? {
             approvals: this.tools.pendingApprovals(),
-            budgets: this.budgets.use(),
-            costUsd: this.budgets.state.costUsd,
+            budgets: this.runLimits.use(),
+            costUsd: this.runLimits.state.costUsd,
             untrusted: this.untrusted,
           }
         : {}),
@@ -443,7 +474,7 @@ function historyOverBudget(): boolean {
   const info = workflowInfo();
   return (
     info.continueAsNewSuggested ||
-    info.historySize >= BUDGETS.continueAsNewHistoryBytes ||
-    info.historyLength >= BUDGETS.continueAsNewHistoryEvents
+    info.historySize >= SIZE_BUDGETS.continueAsNewHistoryBytes ||
+    info.historyLength >= SIZE_BUDGETS.continueAsNewHistoryEvents
   );
 }

@@ -5,7 +5,7 @@ import {
   continueAsNew,
   workflowInfo,
 } from '@temporalio/workflow';
-import { BUDGETS } from '../shared/budgets';
+import { SIZE_BUDGETS } from '../shared/temporal-limits';
 import { NotificationStateSchema } from '../shared/notifications/state';
 import type { NotificationState } from '../shared/notifications/state';
 import { NotificationBox } from './notifications';
@@ -16,12 +16,12 @@ export interface InboxInput {
   maxNotifications?: number;
   /**
    * Byte capacity of the inbox (its notifications as JSON), up to and by default
-   * `BUDGETS.notificationStateBytes`; the oldest are evicted first past it or past the count.
+   * `SIZE_BUDGETS.notificationStateBytes`; the oldest are evicted first past it or past the count.
    */
   maxBytes?: number;
   /**
    * Signals and updates handled in one run before continuing as new (it also continues on the
-   * server's suggestion and when its history passes the budgets in `shared/budgets.ts`).
+   * server's suggestion and when its history passes the budgets in `shared/temporal-limits.ts`).
    */
   continueAsNewAfter?: number;
   /** State carried over continue-as-new. */
@@ -40,8 +40,8 @@ function historyFull(): boolean {
   const info = workflowInfo();
   return (
     info.continueAsNewSuggested ||
-    info.historySize >= BUDGETS.continueAsNewHistoryBytes ||
-    info.historyLength >= BUDGETS.continueAsNewHistoryEvents
+    info.historySize >= SIZE_BUDGETS.continueAsNewHistoryBytes ||
+    info.historyLength >= SIZE_BUDGETS.continueAsNewHistoryEvents
   );
 }
 

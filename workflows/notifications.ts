@@ -1,5 +1,5 @@
 import { ApplicationFailure, log, patched, setHandler, uuid4, workflowInfo } from '@temporalio/workflow';
-import { BUDGETS, formatBytes, jsonBytes } from '../shared/budgets';
+import { SIZE_BUDGETS, formatBytes, jsonBytes } from '../shared/temporal-limits';
 import {
   clearNotificationsSignal,
   clearNotificationsUpdate,
@@ -36,7 +36,10 @@ export interface NotificationBoxOptions {
  */
 export function busyReason(): string | undefined {
   const { historySize, historyLength } = workflowInfo();
-  if (historySize < BUDGETS.refuseUpdatesHistoryBytes && historyLength < BUDGETS.refuseUpdatesHistoryEvents) {
+  if (
+    historySize < SIZE_BUDGETS.refuseUpdatesHistoryBytes &&
+    historyLength < SIZE_BUDGETS.refuseUpdatesHistoryEvents
+  ) {
     return undefined;
   }
   return (
@@ -46,7 +49,7 @@ export function busyReason(): string | undefined {
 }
 
 /**
- * Marks runs that take at most `BUDGETS.notifySignal*PerRun` of raw `notify` signals and drop (and
+ * Marks runs that take at most `SIZE_BUDGETS.notifySignal*PerRun` of raw `notify` signals and drop (and
  * count) the rest; runs recorded before it took every signal and replay that way.
  */
 export const SIGNAL_BUDGET_PATCH = 'notify-signal-budget';
@@ -125,8 +128,8 @@ export class NotificationBox {
   /** Whether this run took as many `notify` signals as it may (see SIGNAL_BUDGET_PATCH). */
   private overSignalBudget(): boolean {
     if (
-      this.signalsTaken < BUDGETS.notifySignalsPerRun &&
-      this.signalBytesTaken < BUDGETS.notifySignalBytesPerRun
+      this.signalsTaken < SIZE_BUDGETS.notifySignalsPerRun &&
+      this.signalBytesTaken < SIZE_BUDGETS.notifySignalBytesPerRun
     ) {
       return false;
     }

@@ -1,16 +1,16 @@
 /**
  * Keeps tool results within their budgets at the activity boundary, for every tool alike: small
  * results travel by value; large ones go to the content store and history keeps a reference, a
- * size and a preview. So a tool can return what it finds (up to BUDGETS.toolResultBytes) without
+ * size and a preview. So a tool can return what it finds (up to SIZE_BUDGETS.toolResultBytes) without
  * ever growing a run's history by more than a preview.
  */
-import { BUDGETS, jsonBytes, truncateUtf8, utf8Bytes } from '../../shared/budgets';
+import { SIZE_BUDGETS, jsonBytes, truncateUtf8, utf8Bytes } from '../../shared/temporal-limits';
 import { compactSearchRecords, searchRecordsOf } from '../../shared/citations';
 import { previewOf } from '../../shared/content';
 import type { ToolResult } from '../../shared/tools/define';
 import type { ContentStore } from './store';
 
-/** Budgets the wrapper applies; the defaults come from shared/budgets.ts. */
+/** Budgets the wrapper applies; the defaults come from shared/temporal-limits.ts. */
 export interface ToolResultBudgets {
   /** Largest result kept by value (content and data each). */
   inlineBytes: number;
@@ -20,11 +20,11 @@ export interface ToolResultBudgets {
   maxBytes: number;
 }
 
-/** The budgets of shared/budgets.ts. */
+/** The budgets of shared/temporal-limits.ts. */
 export const TOOL_RESULT_BUDGETS: ToolResultBudgets = Object.freeze({
-  inlineBytes: BUDGETS.inlineToolResultBytes,
-  previewBytes: BUDGETS.toolResultPreviewBytes,
-  maxBytes: BUDGETS.toolResultBytes,
+  inlineBytes: SIZE_BUDGETS.inlineToolResultBytes,
+  previewBytes: SIZE_BUDGETS.toolResultPreviewBytes,
+  maxBytes: SIZE_BUDGETS.toolResultBytes,
 });
 
 /**

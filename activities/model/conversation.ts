@@ -7,7 +7,7 @@
  * Deterministic for a given input, so a retried call stores the same nodes and gets the same
  * reference; any worker that reaches the store can continue any run.
  */
-import { jsonBytes, truncateUtf8, utf8Bytes } from '../../shared/budgets';
+import { jsonBytes, truncateUtf8, utf8Bytes } from '../../shared/temporal-limits';
 import { renderSearchPicks, searchRecordsOf } from '../../shared/citations';
 import type { ContentRef, StoredText } from '../../shared/content';
 import { isTextRef, previewOf } from '../../shared/content';

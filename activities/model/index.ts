@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { jsonBytes } from '../../shared/budgets';
+import { jsonBytes } from '../../shared/temporal-limits';
 import { DEFAULT_WINDOW, estimateTokens } from '../../shared/context-window';
 import type { CallModelInput, CallModelOutput, ModelToolSpec } from '../../shared/model';
 import { DEFAULT_CONTEXT_TOKENS } from '../../shared/model';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { Context } from '@temporalio/activity';
-import type { Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { NOTIFY_USER_SUCCESS } from '../../prompts/notify-user';
 import { inboxWorkflowId } from '../../shared/notifications/messages';
 import {
@@ -8,8 +8,7 @@ import {
   validateNotificationInput,
 } from '../../shared/notifications/schema';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
-import type { DeliverNotificationInput } from './deliver';
-import { deliver, notificationsUnavailable } from './deliver';
+import type { DeliverNotificationInput, NotificationDelivery } from '../../shared/notifications/delivery';
 
 /**
  * A uuid v4-shaped id derived from the run and the tool call, so a retried activity updates the
@@ -21,8 +20,20 @@ export function notificationIdFor(workflowId: string, toolCallId: string): strin
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-/** Creates the notification activities: the `notify_user` tool and `deliverNotification`. */
-export function createNotificationActivities(deps: { client?: Client; taskQueue: string }) {
+/** The failure when a worker was given no delivery (no Temporal client) for notifications. */
+function notificationsUnavailable(): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: 'NotificationsUnavailable',
+    message: 'This worker was created without a Temporal client, so it cannot deliver notifications',
+    nonRetryable: true,
+  });
+}
+
+/**
+ * Creates the notification activities: the `notify_user` tool and `deliverNotification`. Both hand
+ * the notification to `deps.deliver`, the route every producer's notifications take.
+ */
+export function createNotificationActivities(deps: { deliver?: NotificationDelivery }) {
   return {
     /**
      * The notify_user tool: validates (type → priority → message, exact messages back to the model),
@@ -31,7 +42,7 @@ export function createNotificationActivities(deps: { client?: Client; taskQueue:
     async notify_user(input: ToolActivityInput<unknown>): Promise<ToolResult> {
       const valid = validateNotificationInput(input.args, AGENT_TOOL_NOTIFICATION_DEFAULTS);
       if (!valid.ok) return { content: valid.error, isError: true };
-      if (!deps.client) throw notificationsUnavailable();
+      if (!deps.deliver) throw notificationsUnavailable();
       const workflowId = Context.current().info.workflowExecution?.workflowId;
       if (!workflowId) throw notificationsUnavailable();
       const v = valid.value;
@@ -49,14 +60,14 @@ export function createNotificationActivities(deps: { client?: Client; taskQueue:
         workflowId,
         ...(input.context?.notifyUser ? [inboxWorkflowId(input.context.notifyUser)] : []),
       ];
-      await deliver(deps.client, deps.taskQueue, { targets, notification });
+      await deps.deliver({ targets, notification });
       return { content: NOTIFY_USER_SUCCESS, data: { id: notification.id, targets } };
     },
 
-    /** Delivers a notification the workflow raised itself (e.g. an approval timeout) to inboxes. */
+    /** Delivers a notification the workflow raised itself (e.g. an approval timeout): to the run and its inbox. */
     async deliverNotification(input: DeliverNotificationInput): Promise<void> {
-      if (!deps.client) throw notificationsUnavailable();
-      await deliver(deps.client, deps.taskQueue, input);
+      if (!deps.deliver) throw notificationsUnavailable();
+      await deps.deliver(input);
     },
   };
 }

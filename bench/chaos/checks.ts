@@ -8,11 +8,11 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import type pg from 'pg';
 import { deterministicMessageId } from '../../activities/email/send';
 import { notificationIdFor } from '../../activities/notifications';
-import type { History } from '../../cli/debug/history';
+import type { History } from '../../client/debug/history';
 import { WRITE_RECORD_TABLE } from '../../activities/sql/write-record';
 import { notificationsQuery } from '../../shared/notifications/messages';
-import { AGENT, USER, imapAs } from '../../tests/support/mail';
-import { historyBytes, workflowTaskFailures } from '../../tests/support/history';
+import { AGENT, USER, imapAs } from '../../testkit/mail';
+import { historyBytes, workflowTaskFailures } from '../../testkit/history';
 import { MAIL_CALL, WRITE_CALLS } from './jobs';
 
 /** Copies of side effects that must happen exactly once. */

@@ -4,10 +4,10 @@
  * replaces, and a server it stops and starts again on the same file.
  */
 import { Client, Connection } from '@temporalio/client';
-import { startDevServer, stopDevServer } from '../../cli/dev-server';
+import { startDevServer, stopDevServer } from '../../workers/dev-server';
 import { CLIENT_CHANNEL_ARGS } from '../../workers/connect';
-import type { WorkerProcess } from '../../tests/support/processes';
-import { freePort, startWorkerProcess } from '../../tests/support/processes';
+import type { WorkerProcess } from '../../testkit/processes';
+import { freePort, startWorkerProcess } from '../../testkit/processes';
 
 /** A running dev server, its client and its worker processes. */
 export class ChaosCluster {

@@ -12,8 +12,8 @@ import {
   NotificationTargetError,
   prepareNotification,
   sendNotification,
-} from '../../cli/notification-client';
-import { BUDGETS, jsonBytes } from '../../shared/budgets';
+} from '../../client/notification-client';
+import { SIZE_BUDGETS, jsonBytes } from '../../shared/temporal-limits';
 import {
   INBOX_WORKFLOW_TYPE,
   inboxUser,
@@ -40,13 +40,13 @@ export function maxSizeNotification(id: string, seq: number): NotificationInput 
     id,
     type: 'progress',
     priority: 10,
-    title: fill(NOTIFICATION_LIMITS.title, BUDGETS.notificationTitleBytes, head),
-    message: fill(NOTIFICATION_LIMITS.message, BUDGETS.notificationMessageBytes, head),
-    detail: fill(NOTIFICATION_LIMITS.detail, BUDGETS.notificationDetailBytes, head),
+    title: fill(NOTIFICATION_LIMITS.title, SIZE_BUDGETS.notificationTitleBytes, head),
+    message: fill(NOTIFICATION_LIMITS.message, SIZE_BUDGETS.notificationMessageBytes, head),
+    detail: fill(NOTIFICATION_LIMITS.detail, SIZE_BUDGETS.notificationDetailBytes, head),
     group: 'chaos-flood',
   };
   // Field budgets add up to more than the whole may hold: shorten the detail until it fits.
-  while (jsonBytes(n) > BUDGETS.notificationBytes) n.detail = (n.detail ?? '').slice(0, -1024);
+  while (jsonBytes(n) > SIZE_BUDGETS.notificationBytes) n.detail = (n.detail ?? '').slice(0, -1024);
   return n;
 }
 

@@ -8,10 +8,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import type { AgentInput } from '../../shared/agent';
-import { BUDGETS, jsonBytes } from '../../shared/budgets';
-import { AGENT, USER, agentAccount } from '../../tests/support/mail';
-import { callTurn, answerTurn } from '../../tests/support/scripts';
-import { PG_URL, fixtureName } from '../../tests/support/sql-fixtures';
+import { SIZE_BUDGETS, jsonBytes } from '../../shared/temporal-limits';
+import { AGENT, USER, agentAccount } from '../../testkit/mail';
+import { callTurn, answerTurn } from '../../testkit/scripts';
+import { PG_URL, fixtureName } from '../../testkit/sql-fixtures';
 import { maxSizeNotification } from './flood';
 
 /** Name of the database connection in the workers' config. */
@@ -109,7 +109,7 @@ function largestToolNotification(index: number): Record<string, unknown> {
     detail: n.detail,
     group: n.group,
   };
-  while (jsonBytes(args) > BUDGETS.toolArgumentsBytes - 1024)
+  while (jsonBytes(args) > SIZE_BUDGETS.toolArgumentsBytes - 1024)
     args.detail = (args.detail ?? '').slice(0, -1024);
   return args;
 }

@@ -4,25 +4,25 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import type { TemporalTarget } from '../../workers/connect';
 import { connectClient } from '../../workers/connect';
-import { startTracing } from '../../workers/start-tracing';
+import { startTracing } from '../../workers/observability/start-tracing';
 import { loadWorkerConfig } from '../../workers/config';
 import { AGENT_WORKFLOW_TYPE } from '../../shared/agent';
-import { parseModelSpec } from '../model-spec';
-import { watchRun } from '../watch';
-import type { History } from './history';
-import { fetchRunHistory, historyJson, readHistoryFile } from './history';
-import { citationsFromHistory } from './citations';
-import { planFork } from './fork';
+import { parseModelSpec } from '../../client/model-spec';
+import { watchRun } from '../../client/watch';
+import type { History } from '../../client/debug/history';
+import { fetchRunHistory, historyJson, readHistoryFile } from '../../client/debug/history';
+import { citationsFromHistory } from '../../client/debug/citations';
+import { planFork } from '../../client/debug/fork';
 import type { TranscriptFormat } from './render';
 import { renderTimeline } from './render';
-import { buildTimeline } from './timeline';
-import { bundleFileOf, collectContent, readBundle, resolveTimeline } from './content';
+import { buildTimeline } from '../../client/debug/timeline';
+import { bundleFileOf, collectContent, readBundle, resolveTimeline } from '../../client/debug/content';
 import { closeContentStores, contentStoreFor } from '../../activities/content/config';
 import type * as TemporalWorker from '@temporalio/worker';
-import type * as Replay from './replay';
-import type * as ReplayAll from './replay-all';
+import type * as Replay from '../../client/debug/replay';
+import type * as ReplayAll from '../../client/debug/replay-all';
 import { runIdProblem } from '../../shared/identifiers';
-import { idPolicies } from '../start-run';
+import { idPolicies } from '../../client/start-run';
 
 /** Loads a history from `--file` or from the server by workflow id. */
 async function loadHistory(
@@ -64,10 +64,10 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
       });
     }
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
-    return require('./replay') as typeof Replay;
+    return require('../../client/debug/replay') as typeof Replay;
   };
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand, after loadReplay
-  const loadReplayAll = () => require('./replay-all') as typeof ReplayAll;
+  const loadReplayAll = () => require('../../client/debug/replay-all') as typeof ReplayAll;
   program
     .command('replay')
     .description(

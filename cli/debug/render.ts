@@ -1,9 +1,9 @@
-import { formatBytes } from '../../shared/budgets';
+import { formatBytes } from '../../shared/temporal-limits';
 import type { Citation } from '../../shared/citations';
 import { isTextRef } from '../../shared/content';
 import type { ConversationMessage, ToolMessageContent } from '../../shared/conversation';
 import { formatAnswer, hasCitationMarks, renderCitations } from '../../shared/render-citations';
-import type { TimelineEntry } from './timeline';
+import type { TimelineEntry } from '../../client/debug/timeline';
 
 /** Output formats of `transcript`. */
 export type TranscriptFormat = 'text' | 'markdown' | 'json';

@@ -2,7 +2,7 @@
  * Reads of the notification state, for query handlers: the whole list, pages of it within a query
  * result's budget, the changes since an update number, and the unread count. Pure, like state.ts.
  */
-import { BUDGETS, jsonBytes } from '../budgets';
+import { SIZE_BUDGETS, jsonBytes } from '../temporal-limits';
 import type { Notification } from './schema';
 import type { NotificationState } from './state';
 import { currentUpdate } from './state';
@@ -64,7 +64,7 @@ function wholeOrUndefined(value: unknown): number | undefined {
 export function page(
   state: NotificationState,
   input: NotificationPageInput = {},
-  maxBytes: number = BUDGETS.queryResultBytes,
+  maxBytes: number = SIZE_BUDGETS.queryResultBytes,
 ): NotificationPage {
   const full = history(state);
   const before = Math.min(wholeOrUndefined(input?.before) ?? full.count, full.count);

@@ -6,30 +6,22 @@
  */
 import { z } from 'zod';
 import { schemaOnce } from '../schema-once';
-import { BUDGETS, jsonBytes, overBudgetMessage, utf8Bytes } from '../budgets';
+import { SIZE_BUDGETS, jsonBytes, overBudgetMessage, utf8Bytes } from '../temporal-limits';
 
-/** Kinds of notification; a UI picks icon and colour by it. */
-export const NOTIFICATION_TYPES = ['info', 'success', 'warning', 'error', 'progress'] as const;
-
-/** One of {@link NOTIFICATION_TYPES}. */
-export type NotificationType = (typeof NOTIFICATION_TYPES)[number];
-
-/** Type used when a producer gives none. */
-export const DEFAULT_NOTIFICATION_TYPE: NotificationType = 'info';
-
-/**
- * Urgency levels. They are numbers, not names, because producers (models, HTTP clients) send them
- * as numbers and UIs sort by them; the prompt documents these exact values and a test keeps it so.
- */
-export const NotificationPriority = Object.freeze({ NORMAL: 10, HIGH: 20 } as const);
-
-/** One of the values of {@link NotificationPriority} (`10 | 20`). */
-export type NotificationPriority = (typeof NotificationPriority)[keyof typeof NotificationPriority];
-
-/** Every valid priority value, derived from {@link NotificationPriority}, lowest first. */
-export const NOTIFICATION_PRIORITIES: readonly NotificationPriority[] = Object.freeze(
-  Object.values(NotificationPriority).sort((a, b) => a - b),
-);
+export {
+  DEFAULT_NOTIFICATION_TYPE,
+  NOTIFICATION_PRIORITIES,
+  NOTIFICATION_TYPES,
+  NotificationPriority,
+} from './kinds';
+export type { NotificationType } from './kinds';
+import type { NotificationType } from './kinds';
+import {
+  DEFAULT_NOTIFICATION_TYPE,
+  NOTIFICATION_PRIORITIES,
+  NOTIFICATION_TYPES,
+  NotificationPriority,
+} from './kinds';
 
 /** Notifications a state keeps before the oldest are evicted. */
 export const DEFAULT_MAX_NOTIFICATIONS = 100;
@@ -51,14 +43,14 @@ export const NOTIFICATION_LIMITS = Object.freeze({
 
 /**
  * Byte budgets (UTF-8) of the text fields, on top of the character limits: a character can take up
- * to four bytes, and what Temporal limits is bytes. Defined in `shared/budgets.ts`.
+ * to four bytes, and what Temporal limits is bytes. Defined in `shared/temporal-limits.ts`.
  */
 export const NOTIFICATION_FIELD_BUDGETS = Object.freeze({
-  title: BUDGETS.notificationTitleBytes,
-  message: BUDGETS.notificationMessageBytes,
-  detail: BUDGETS.notificationDetailBytes,
-  id: BUDGETS.notificationIdBytes,
-  group: BUDGETS.notificationIdBytes,
+  title: SIZE_BUDGETS.notificationTitleBytes,
+  message: SIZE_BUDGETS.notificationMessageBytes,
+  detail: SIZE_BUDGETS.notificationDetailBytes,
+  id: SIZE_BUDGETS.notificationIdBytes,
+  group: SIZE_BUDGETS.notificationIdBytes,
 } as const);
 
 /** Producer-specific defaults applied by {@link validateNotificationInput}. */
@@ -300,7 +292,7 @@ const FieldsSchema = schemaOnce('shared/notifications/schema#FieldsSchema', () =
  *
  * Then, with messages naming the field: field types and the {@link NOTIFICATION_LIMITS} lengths,
  * the {@link NOTIFICATION_FIELD_BUDGETS} byte budgets (`detail is 150 KiB (UTF-8), over its budget
- * of 64 KiB`), the whole notification's JSON against `BUDGETS.notificationBytes`,
+ * of 64 KiB`), the whole notification's JSON against `SIZE_BUDGETS.notificationBytes`,
  * and the display time: `display_time`, else `timeout` (seconds, a number or numeric string, ≥ 0);
  * a negative or non-numeric one falls back to `defaults.displayTime` or is rejected, per
  * `defaults.onInvalidDisplayTime`. An empty `id` counts as none. Unknown keys are ignored; input
@@ -382,10 +374,10 @@ export function validateNotificationInput(
   // Escaping can grow text past its fields' budgets (a quote is two bytes in JSON), so the whole
   // notification, as it is stored and sent, has a budget of its own.
   const bytes = storedNotificationBytes(value);
-  if (bytes > BUDGETS.notificationBytes) {
+  if (bytes > SIZE_BUDGETS.notificationBytes) {
     return {
       ok: false,
-      error: `${overBudgetMessage('the notification as JSON', bytes, BUDGETS.notificationBytes)}: shorten detail or message`,
+      error: `${overBudgetMessage('the notification as JSON', bytes, SIZE_BUDGETS.notificationBytes)}: shorten detail or message`,
       fields: ['(notification)'],
     };
   }

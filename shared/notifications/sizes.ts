@@ -4,7 +4,7 @@
  * of evicted ones (an id and a fingerprint of its content, so a resend of an evicted notification
  * changes nothing). Pure and deterministic, like the state machine that uses it (state.ts).
  */
-import { BUDGETS, jsonBytes } from '../budgets';
+import { SIZE_BUDGETS, jsonBytes } from '../temporal-limits';
 import type { Notification } from './schema';
 
 /**
@@ -144,8 +144,8 @@ export function bury(
   let bytes = sizes ? sizes.tombstoneBytesOf(previous) : tombstoneBytes(previous);
   for (const t of added) bytes += tombstoneEntryBytes(t);
   let from = 0;
-  const overCount = all.length - BUDGETS.notificationTombstones;
-  while (from < overCount || (bytes > BUDGETS.notificationTombstoneBytes && from < all.length)) {
+  const overCount = all.length - SIZE_BUDGETS.notificationTombstones;
+  while (from < overCount || (bytes > SIZE_BUDGETS.notificationTombstoneBytes && from < all.length)) {
     bytes -= tombstoneEntryBytes(all[from]!);
     from += 1;
   }

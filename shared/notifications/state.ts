@@ -41,7 +41,7 @@
  */
 import { z } from 'zod';
 import { schemaOnce } from '../schema-once';
-import { BUDGETS } from '../budgets';
+import { SIZE_BUDGETS } from '../temporal-limits';
 import { DEFAULT_MAX_NOTIFICATIONS, DEFAULT_MAX_UPDATES, NotificationSchema } from './schema';
 import type { MarkReadInput, Notification, ValidNotificationInput } from './schema';
 import type { NotificationSizes } from './sizes';
@@ -63,14 +63,14 @@ export interface NotificationState {
   readonly max: number;
   /**
    * Byte capacity: the notifications as JSON (UTF-8) stay at or under it, the oldest evicted first.
-   * Absent means `BUDGETS.notificationStateBytes`, which is also its upper bound.
+   * Absent means `SIZE_BUDGETS.notificationStateBytes`, which is also its upper bound.
    */
   readonly maxBytes?: number;
   /** How many entries `updates` keeps. */
   readonly maxUpdates: number;
   /**
    * The most recently evicted notifications as `[id, fingerprint of their content]`, oldest first,
-   * within `BUDGETS.notificationTombstones` / `notificationTombstoneBytes`. A producer that sends
+   * within `SIZE_BUDGETS.notificationTombstones` / `notificationTombstoneBytes`. A producer that sends
    * the same notification again (a retry after a timeout or a worker crash) after it was evicted
    * meets its tombstone and changes nothing, instead of creating it a second time. Other content
    * under an evicted id is a new item at the end. Absent means none.
@@ -97,13 +97,13 @@ export const NotificationStateSchema = schemaOnce(
         maxBytes: z
           .number()
           .int()
-          .min(BUDGETS.notificationBytes)
-          .max(BUDGETS.notificationStateBytes)
+          .min(SIZE_BUDGETS.notificationBytes)
+          .max(SIZE_BUDGETS.notificationStateBytes)
           .optional(),
         maxUpdates: z.number().int().min(1).max(DEFAULT_MAX_UPDATES),
         tombstones: z
           .array(z.tuple([z.string(), z.string()]))
-          .max(BUDGETS.notificationTombstones)
+          .max(SIZE_BUDGETS.notificationTombstones)
           .optional(),
       })
       .superRefine((s, ctx) => {
@@ -114,7 +114,7 @@ export const NotificationStateSchema = schemaOnce(
           });
         }
         const bytes = notificationsBytes(s.notifications);
-        const maxBytes = s.maxBytes ?? BUDGETS.notificationStateBytes;
+        const maxBytes = s.maxBytes ?? SIZE_BUDGETS.notificationStateBytes;
         if (bytes > maxBytes) {
           ctx.addIssue({
             code: 'custom',
@@ -130,10 +130,10 @@ export const NotificationStateSchema = schemaOnce(
         if (s.notifications.some((n, i) => n.no !== i)) {
           ctx.addIssue({ code: 'custom', message: 'notification numbers must be 0..count-1 in order' });
         }
-        if (s.tombstones && tombstoneBytes(s.tombstones) > BUDGETS.notificationTombstoneBytes) {
+        if (s.tombstones && tombstoneBytes(s.tombstones) > SIZE_BUDGETS.notificationTombstoneBytes) {
           ctx.addIssue({
             code: 'custom',
-            message: `holds more than ${BUDGETS.notificationTombstoneBytes} bytes of tombstones`,
+            message: `holds more than ${SIZE_BUDGETS.notificationTombstoneBytes} bytes of tombstones`,
           });
         }
         if (new Set(s.notifications.map((n) => n.id)).size !== s.notifications.length) {
@@ -167,8 +167,8 @@ export interface NotificationStateOptions {
   /** Capacity, ≥ 1; default {@link DEFAULT_MAX_NOTIFICATIONS}. */
   max?: number;
   /**
-   * Byte capacity, from `BUDGETS.notificationBytes` (one notification always fits) to
-   * `BUDGETS.notificationStateBytes` (the default).
+   * Byte capacity, from `SIZE_BUDGETS.notificationBytes` (one notification always fits) to
+   * `SIZE_BUDGETS.notificationStateBytes` (the default).
    */
   maxBytes?: number;
   /** Change-log length, ≥ 1; default {@link DEFAULT_MAX_UPDATES}. */
@@ -188,11 +188,11 @@ export function createNotificationState(options: NotificationStateOptions): Noti
   if (
     maxBytes !== undefined &&
     (!Number.isInteger(maxBytes) ||
-      maxBytes < BUDGETS.notificationBytes ||
-      maxBytes > BUDGETS.notificationStateBytes)
+      maxBytes < SIZE_BUDGETS.notificationBytes ||
+      maxBytes > SIZE_BUDGETS.notificationStateBytes)
   ) {
     throw new RangeError(
-      `maxBytes must be an integer from ${BUDGETS.notificationBytes} to ${BUDGETS.notificationStateBytes}, got ${maxBytes}`,
+      `maxBytes must be an integer from ${SIZE_BUDGETS.notificationBytes} to ${SIZE_BUDGETS.notificationStateBytes}, got ${maxBytes}`,
     );
   }
   return {
@@ -293,7 +293,7 @@ export function add(
   const overflow = overflowOf(
     notifications,
     state.max,
-    state.maxBytes ?? BUDGETS.notificationStateBytes,
+    state.maxBytes ?? SIZE_BUDGETS.notificationStateBytes,
     ctx.sizes,
   );
   const next: NotificationState = {

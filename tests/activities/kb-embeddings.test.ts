@@ -18,7 +18,7 @@ import type { ToolResult } from '../../shared/tools/define';
 import { SearchConfigSchema } from '../../activities/search/config';
 import { createKnowledgeBaseActivities } from '../../activities/search/knowledge-base';
 import { closeAllKnowledgeBases } from '../../activities/search/kb/pool';
-import { tempDir } from '../support/temporal';
+import { tempDir } from '../../testkit/temporal';
 
 const KEY = 'sk-embed-test-0001';
 /** Concepts of the toy model: every word listed maps onto its concept's axis. */

@@ -22,7 +22,7 @@ import { KnowledgeBase } from '../../activities/search/kb/store';
 import { LockBusyError } from '../../activities/search/kb/lock';
 import { registerKbCommands } from '../../cli/kb';
 import { PROJECT_ROOT } from '../../shared/project-root';
-import { tempDir } from '../support/temporal';
+import { tempDir } from '../../testkit/temporal';
 
 const LABELS = JSON.parse(
   fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'search', 'kb-relevance.json'), 'utf8'),

@@ -5,16 +5,16 @@
  */
 import type { AgentInput, AgentResult } from '../../shared/agent';
 import { approveToolCallUpdate, stateQuery, transcriptQuery } from '../../shared/agent';
-import { BUDGETS } from '../../shared/budgets';
+import { SIZE_BUDGETS } from '../../shared/temporal-limits';
 import { notifySignal } from '../../shared/notifications/messages';
-import type { History } from '../../cli/debug/history';
-import type { DevServerFixture } from '../support/dev-server';
-import { startDevServerFixture, withDevWorker } from '../support/dev-server';
-import { answerTurn, callTurn } from '../support/scripts';
+import type { History } from '../../client/debug/history';
+import type { DevServerFixture } from '../../testkit/dev-server';
+import { startDevServerFixture, withDevWorker } from '../../testkit/dev-server';
+import { answerTurn, callTurn } from '../../testkit/scripts';
 import fs from 'node:fs';
 import path from 'node:path';
-import { tempDir, uid } from '../support/temporal';
-import { historyBytes, payloadsBytes, workflowTaskFailures, runChain } from '../support/history';
+import { tempDir, uid } from '../../testkit/temporal';
+import { historyBytes, payloadsBytes, workflowTaskFailures, runChain } from '../../testkit/history';
 
 let fx: DevServerFixture;
 beforeAll(async () => {
@@ -112,7 +112,7 @@ test('a flood of notifications while a call waits for approval: the run continue
 
     // ~10 KB notifications until the history is past the continue-as-new budget.
     const message = 'flood '.repeat(1700);
-    const count = Math.ceil((BUDGETS.continueAsNewHistoryBytes * 1.2) / 10_000);
+    const count = Math.ceil((SIZE_BUDGETS.continueAsNewHistoryBytes * 1.2) / 10_000);
     for (let i = 0; i < count; i += 20) {
       await Promise.all(
         Array.from({ length: Math.min(20, count - i) }, (_, j) =>
@@ -159,7 +159,8 @@ test('a flood of notifications while a call waits for approval: the run continue
         (e) => e.activityTaskScheduledEventAttributes?.activityType?.name === 'calculator',
       ),
     ).toBe(false);
-    for (const h of histories) expect(historyBytes(h)).toBeLessThan(BUDGETS.refuseUpdatesHistoryBytes * 2);
+    for (const h of histories)
+      expect(historyBytes(h)).toBeLessThan(SIZE_BUDGETS.refuseUpdatesHistoryBytes * 2);
     // The conversation is whole in the continued run's transcript.
     const transcript = (await latest.query(transcriptQuery)).entries;
     expect(transcript.map((t) => t.role)).toEqual(['system', 'user', 'assistant', 'tool', 'assistant']);

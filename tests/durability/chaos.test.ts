@@ -7,8 +7,8 @@
  * to evict the held job's own approval request. Every count that must be zero is zero.
  */
 import { chaosFailures, formatReport, runChaos } from '../../bench/chaos/run';
-import { requireMailServer } from '../support/mail';
-import { quietRuntime } from '../support/temporal';
+import { requireMailServer } from '../../testkit/mail';
+import { quietRuntime } from '../../testkit/temporal';
 
 beforeAll(async () => {
   quietRuntime();

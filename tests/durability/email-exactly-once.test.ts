@@ -11,8 +11,8 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { closeEmailConnections } from '../../activities/email';
 import { deterministicMessageId } from '../../activities/email/send';
-import { temporalBinary } from '../../cli/binaries';
-import { startDevServer, stopDevServer } from '../../cli/dev-server';
+import { temporalBinary } from '../../workers/binaries';
+import { startDevServer, stopDevServer } from '../../workers/dev-server';
 import type { AgentInput, AgentResult, Policy } from '../../shared/agent';
 import { createAgentWorker } from '../../workers/worker';
 import {
@@ -24,10 +24,10 @@ import {
   settledCount,
   token,
   waitForMessage,
-} from '../support/mail';
-import { freePort, startWorkerProcess, waitForLogLine } from '../support/processes';
-import { answerTurn, callTurn } from '../support/scripts';
-import { quietRuntime, tempDir, testConfig, uid, workflowBundle } from '../support/temporal';
+} from '../../testkit/mail';
+import { freePort, startWorkerProcess, waitForLogLine } from '../../testkit/processes';
+import { answerTurn, callTurn } from '../../testkit/scripts';
+import { quietRuntime, tempDir, testConfig, uid, workflowBundle } from '../../testkit/temporal';
 
 const dataDir = tempDir('email-durability');
 const configDir = tempDir('email-config');

@@ -10,11 +10,11 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { AgentResult } from '../../shared/agent';
 import { citationsQuery, eventsQuery, stateQuery, transcriptQuery } from '../../shared/agent';
-import type { DevServerFixture } from '../support/dev-server';
-import { startDevServerFixture } from '../support/dev-server';
-import { startWorkerProcess } from '../support/processes';
-import { answerTurn, callTurn } from '../support/scripts';
-import { tempDir, uid } from '../support/temporal';
+import type { DevServerFixture } from '../../testkit/dev-server';
+import { startDevServerFixture } from '../../testkit/dev-server';
+import { startWorkerProcess } from '../../testkit/processes';
+import { answerTurn, callTurn } from '../../testkit/scripts';
+import { tempDir, uid } from '../../testkit/temporal';
 
 const TAVILY = fs.readFileSync(
   path.join(__dirname, '..', 'fixtures', 'search', 'tavily-search.json'),

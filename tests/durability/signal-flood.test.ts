@@ -8,16 +8,16 @@
  */
 import type { AgentInput, AgentResult } from '../../shared/agent';
 import { approveToolCallUpdate, stateQuery } from '../../shared/agent';
-import { BUDGETS } from '../../shared/budgets';
+import { SIZE_BUDGETS } from '../../shared/temporal-limits';
 import { notifySignal } from '../../shared/notifications/messages';
 import { maxSizeNotification } from '../../bench/chaos/flood';
-import type { History } from '../../cli/debug/history';
+import type { History } from '../../client/debug/history';
 import { SIGNAL_BUDGET_PATCH } from '../../workflows/notifications';
-import type { DevServerFixture } from '../support/dev-server';
-import { startDevServerFixture, withDevWorker } from '../support/dev-server';
-import { answerTurn, callTurn } from '../support/scripts';
-import { uid } from '../support/temporal';
-import { historyBytes, workflowTaskFailures, runChain } from '../support/history';
+import type { DevServerFixture } from '../../testkit/dev-server';
+import { startDevServerFixture, withDevWorker } from '../../testkit/dev-server';
+import { answerTurn, callTurn } from '../../testkit/scripts';
+import { uid } from '../../testkit/temporal';
+import { historyBytes, workflowTaskFailures, runChain } from '../../testkit/history';
 
 /** Signals sent at once: three times one run's signal budget (about 100 of these). */
 const BURST = Number(process.env.SIGNAL_FLOOD_BURST ?? 300);
@@ -140,8 +140,10 @@ test(`a burst of ${BURST} and ${STEADY} more maximum-size notify signals while a
     // continued as new at once after it. The steady flood made the run continue as new while it
     // waited, each later history bounded by the continue-as-new budget plus what came in meanwhile.
     const [burstRun, ...steadyRuns] = histories.map(historyBytes);
-    expect(burstRun).toBeLessThan(BURST * BUDGETS.notificationBytes + 2 * BUDGETS.continueAsNewHistoryBytes);
+    expect(burstRun).toBeLessThan(
+      BURST * SIZE_BUDGETS.notificationBytes + 2 * SIZE_BUDGETS.continueAsNewHistoryBytes,
+    );
     expect(steadyRuns.length).toBeGreaterThan(1);
-    for (const bytes of steadyRuns) expect(bytes).toBeLessThan(BUDGETS.refuseUpdatesHistoryBytes);
+    for (const bytes of steadyRuns) expect(bytes).toBeLessThan(SIZE_BUDGETS.refuseUpdatesHistoryBytes);
   });
 }, 600_000);

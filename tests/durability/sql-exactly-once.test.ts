@@ -6,14 +6,14 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { startDevServer, stopDevServer } from '../../cli/dev-server';
+import { startDevServer, stopDevServer } from '../../workers/dev-server';
 import type { AgentInput, AgentResult, Policy } from '../../shared/agent';
 import type { ScriptedTurn } from '../../shared/model';
-import { freePort, startWorkerProcess, waitForLogLine } from '../support/processes';
-import { answerTurn, callTurn } from '../support/scripts';
-import type { SqlFixture } from '../support/sql-fixtures';
-import { mysqlFixture, postgresFixture } from '../support/sql-fixtures';
-import { quietRuntime, tempDir, uid } from '../support/temporal';
+import { freePort, startWorkerProcess, waitForLogLine } from '../../testkit/processes';
+import { answerTurn, callTurn } from '../../testkit/scripts';
+import type { SqlFixture } from '../../testkit/sql-fixtures';
+import { mysqlFixture, postgresFixture } from '../../testkit/sql-fixtures';
+import { quietRuntime, tempDir, uid } from '../../testkit/temporal';
 
 const dataDir = tempDir('sql-durability');
 const configDir = tempDir('sql-config');

@@ -5,16 +5,16 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { startApiServer } from '../../cli/api/server';
-import type { RunningApiServer } from '../../cli/api/server';
+import { startApiServer } from '../../server/api/server';
+import type { RunningApiServer } from '../../server/api/server';
 import type { AgentInput } from '../../shared/agent';
-import { startAgentRun } from '../../cli/start-run';
-import type { DevServerFixture } from '../support/dev-server';
-import { startDevServerFixture } from '../support/dev-server';
-import type { WorkerProcess } from '../support/processes';
-import { runCli, startWorkerProcess } from '../support/processes';
-import { answerTurn, callTurn } from '../support/scripts';
-import { tempDir, uid } from '../support/temporal';
+import { startAgentRun } from '../../client/start-run';
+import type { DevServerFixture } from '../../testkit/dev-server';
+import { startDevServerFixture } from '../../testkit/dev-server';
+import type { WorkerProcess } from '../../testkit/processes';
+import { runCli, startWorkerProcess } from '../../testkit/processes';
+import { answerTurn, callTurn } from '../../testkit/scripts';
+import { tempDir, uid } from '../../testkit/temporal';
 
 let fx: DevServerFixture;
 let worker: WorkerProcess;

@@ -6,14 +6,14 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { createNotificationsApp } from '../../cli/api/app';
+import { createNotificationsApp } from '../../server/api/app';
 import { PROJECT_ROOT } from '../../shared/project-root';
-import type { DevServerFixture } from '../support/dev-server';
-import { startDevServerFixture } from '../support/dev-server';
-import type { WorkerProcess } from '../support/processes';
-import { runCli, startWorkerProcess } from '../support/processes';
-import { answerTurn, callTurn } from '../support/scripts';
-import { tempDir, uid } from '../support/temporal';
+import type { DevServerFixture } from '../../testkit/dev-server';
+import { startDevServerFixture } from '../../testkit/dev-server';
+import type { WorkerProcess } from '../../testkit/processes';
+import { runCli, startWorkerProcess } from '../../testkit/processes';
+import { answerTurn, callTurn } from '../../testkit/scripts';
+import { tempDir, uid } from '../../testkit/temporal';
 
 const KB = path.join(PROJECT_ROOT, 'examples', 'kb');
 const TOMATOES = path.join(KB, 'garden', 'tomatoes.md');

@@ -6,11 +6,11 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { startDevServer, stopDevServer } from '../../cli/dev-server';
+import { startDevServer, stopDevServer } from '../../workers/dev-server';
 import { AGENT_WORKFLOW_TYPE } from '../../shared/agent';
-import type { WorkerProcess } from '../support/processes';
-import { freePort, runCli, startWorkerProcess } from '../support/processes';
-import { tempDir, uid } from '../support/temporal';
+import type { WorkerProcess } from '../../testkit/processes';
+import { freePort, runCli, startWorkerProcess } from '../../testkit/processes';
+import { tempDir, uid } from '../../testkit/temporal';
 
 const dataDir = tempDir('climsg');
 const files = tempDir('climsg-files');

@@ -3,11 +3,11 @@
  * its activities as Temporal records them (read with the real `temporal` binary), status, and bad input.
  */
 import { execFileSync } from 'node:child_process';
-import { startDevServer, stopDevServer } from '../../cli/dev-server';
-import { temporalBinary } from '../../cli/binaries';
-import type { WorkerProcess } from '../support/processes';
-import { freePort, runCli, startWorkerProcess } from '../support/processes';
-import { tempDir, uid } from '../support/temporal';
+import { startDevServer, stopDevServer } from '../../workers/dev-server';
+import { temporalBinary } from '../../workers/binaries';
+import type { WorkerProcess } from '../../testkit/processes';
+import { freePort, runCli, startWorkerProcess } from '../../testkit/processes';
+import { tempDir, uid } from '../../testkit/temporal';
 
 const dataDir = tempDir('cli');
 let port: number;

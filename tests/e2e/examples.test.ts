@@ -5,12 +5,12 @@
  */
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../shared/project-root';
-import type { DevServerFixture } from '../support/dev-server';
-import { startDevServerFixture } from '../support/dev-server';
-import { AGENT, requireMailServer, subjectsContaining } from '../support/mail';
-import type { WorkerProcess } from '../support/processes';
-import { runCli, startCli, startWorkerProcess } from '../support/processes';
-import { uid } from '../support/temporal';
+import type { DevServerFixture } from '../../testkit/dev-server';
+import { startDevServerFixture } from '../../testkit/dev-server';
+import { AGENT, requireMailServer, subjectsContaining } from '../../testkit/mail';
+import type { WorkerProcess } from '../../testkit/processes';
+import { runCli, startCli, startWorkerProcess } from '../../testkit/processes';
+import { uid } from '../../testkit/temporal';
 
 let fx: DevServerFixture;
 let worker: WorkerProcess;

@@ -5,8 +5,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../shared/project-root';
-import { runCli } from '../support/processes';
-import { tempDir } from '../support/temporal';
+import { runCli } from '../../testkit/processes';
+import { tempDir } from '../../testkit/temporal';
 
 const BUNDLE = path.join(PROJECT_ROOT, '.data', 'cli', 'kb-main.js');
 const MANIFEST = `${BUNDLE}.json`;

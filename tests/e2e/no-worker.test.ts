@@ -3,10 +3,10 @@
  * one, `run` keeps waiting, and a worker started later picks the runs up. Ctrl-C on `run` leaves the
  * run going (and says how to cancel it) or, with --cancel-on-exit, cancels it.
  */
-import { startDevServer, stopDevServer } from '../../cli/dev-server';
-import type { WorkerProcess } from '../support/processes';
-import { freePort, runCli, startCli, startWorkerProcess } from '../support/processes';
-import { tempDir, uid } from '../support/temporal';
+import { startDevServer, stopDevServer } from '../../workers/dev-server';
+import type { WorkerProcess } from '../../testkit/processes';
+import { freePort, runCli, startCli, startWorkerProcess } from '../../testkit/processes';
+import { tempDir, uid } from '../../testkit/temporal';
 
 const dataDir = tempDir('noworker');
 let port: number;

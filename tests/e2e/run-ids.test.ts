@@ -4,10 +4,10 @@
  * and an id with control characters is refused without a raw control character reaching the terminal.
  */
 import { Client, Connection } from '@temporalio/client';
-import { startDevServer, stopDevServer } from '../../cli/dev-server';
-import type { WorkerProcess } from '../support/processes';
-import { freePort, runCli, startWorkerProcess } from '../support/processes';
-import { tempDir, uid } from '../support/temporal';
+import { startDevServer, stopDevServer } from '../../workers/dev-server';
+import type { WorkerProcess } from '../../testkit/processes';
+import { freePort, runCli, startWorkerProcess } from '../../testkit/processes';
+import { tempDir, uid } from '../../testkit/temporal';
 
 const dataDir = tempDir('run-ids');
 let port: number;

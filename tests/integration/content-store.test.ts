@@ -7,8 +7,8 @@ import type { ContentStore } from '../../activities/content/store';
 import { CachedContentStore, ContentCorruptError, ContentMissingError } from '../../activities/content/store';
 import { parseContentStoreSetting } from '../../activities/content/config';
 import type { ContentRef } from '../../shared/content';
-import { PG_URL } from '../support/sql-fixtures';
-import { tempDir } from '../support/temporal';
+import { PG_URL } from '../../testkit/sql-fixtures';
+import { tempDir } from '../../testkit/temporal';
 
 const sha = (text: string): ContentRef => `sha256:${createHash('sha256').update(text).digest('hex')}`;
 

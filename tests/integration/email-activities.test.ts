@@ -16,7 +16,7 @@ import { deterministicMessageId } from '../../activities/email/send';
 import { PENDING_KEYWORD, SENT_KEYWORD } from '../../activities/email/sent-record';
 import { FetchEmailArgs, SendEmailArgs } from '../../shared/tools/email';
 import type { ToolResult } from '../../shared/tools/define';
-import { freePort } from '../support/processes';
+import { freePort } from '../../testkit/processes';
 import {
   AGENT,
   USER,
@@ -30,7 +30,7 @@ import {
   settledCount,
   token,
   waitForMessage,
-} from '../support/mail';
+} from '../../testkit/mail';
 
 const open: EmailConnections[] = [];
 

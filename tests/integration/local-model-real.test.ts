@@ -10,13 +10,13 @@ import type { Worker } from '@temporalio/worker';
 import { modelToolSpecs } from '../../activities/model';
 import { createLocalProvider } from '../../activities/model/local/provider';
 import { disposeLocalModels } from '../../activities/model/local/runtime';
-import { fetchRunHistory } from '../../cli/debug/history';
-import { decodePayloads } from '../../cli/debug/payloads';
+import { fetchRunHistory } from '../../client/debug/history';
+import { decodePayloads } from '../../client/debug/payloads';
 import type { AgentInput, AgentResult } from '../../shared/agent';
 import type { CallModelOutput } from '../../shared/model';
 import { createAgentWorker } from '../../workers/worker';
-import { scheduledActivityTypes } from '../support/history';
-import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../support/temporal';
+import { scheduledActivityTypes } from '../../testkit/history';
+import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../../testkit/temporal';
 
 const config = testConfig();
 const weights = config.models.local.modelPath;

@@ -19,8 +19,8 @@ import { LOCAL_TOOL_CARDS } from '../../prompts/local-model';
 import type { ChatMessage } from '../../shared/conversation';
 import type { CallModelOutput, ModelChoice } from '../../shared/model';
 import { findTool } from '../../shared/tools/registry';
-import { tempDir, testConfig } from '../support/temporal';
-import { writeTinyGguf } from '../support/tiny-gguf';
+import { tempDir, testConfig } from '../../testkit/temporal';
+import { writeTinyGguf } from '../../testkit/tiny-gguf';
 
 const dir = tempDir('local-model');
 const tiny = path.join(dir, 'tiny.gguf');

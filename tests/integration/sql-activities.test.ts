@@ -12,8 +12,8 @@ import { createEngine } from '../../activities/sql/connections';
 import type { SqlDialect } from '../../activities/sql/guard';
 import type { SqlQueryData } from '../../activities/sql/results';
 import { WRITE_RECORD_TABLE } from '../../activities/sql/write-record';
-import { SQL_CORPUS } from '../support/sql-corpus';
-import type { SqlFixture } from '../support/sql-fixtures';
+import { SQL_CORPUS } from '../../testkit/sql-corpus';
+import type { SqlFixture } from '../../testkit/sql-fixtures';
 import {
   MYSQL_URL,
   PG_URL,
@@ -21,7 +21,7 @@ import {
   postgresFixture,
   runActivity,
   sqlActivities,
-} from '../support/sql-fixtures';
+} from '../../testkit/sql-fixtures';
 
 type RealEngine = 'postgres' | 'mysql';
 const REAL: RealEngine[] = ['postgres', 'mysql'];

@@ -8,15 +8,15 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { DatabaseConnectionConfig } from '../../activities/sql/config';
 import { DatabaseConnectionSchema } from '../../activities/sql/config';
 import { checkConnectionRoles } from '../../activities/sql/startup-check';
-import { BUDGETS } from '../../shared/budgets';
-import type { SqlFixture } from '../support/sql-fixtures';
+import { SIZE_BUDGETS } from '../../shared/temporal-limits';
+import type { SqlFixture } from '../../testkit/sql-fixtures';
 import {
   fixtureName,
   mysqlFixture,
   postgresFixture,
   runActivity,
   sqlActivities,
-} from '../support/sql-fixtures';
+} from '../../testkit/sql-fixtures';
 
 type RealEngine = 'postgres' | 'mysql';
 
@@ -189,14 +189,14 @@ describe.each<RealEngine>(['postgres', 'mysql'])('on the real %s server', (engin
 
   test('a value larger than the wire budget is stopped while it arrives', async () => {
     const { activities, connections } = sqlActivities({ agent: setup.agent() });
-    const size = BUDGETS.sqlWireBytes + 4 * 1024 * 1024;
+    const size = SIZE_BUDGETS.sqlWireBytes + 4 * 1024 * 1024;
     try {
       const huge = await runActivity(activities.sql_query, {
         connection: 'agent',
         sql: engine === 'postgres' ? `SELECT repeat('x', ${size}) AS v` : `SELECT REPEAT('x', ${size}) AS v`,
       });
       expect(huge).toMatchObject({ isError: true, data: { error: 'result_too_large' } });
-      expect(huge.content).toContain(`larger than ${BUDGETS.sqlWireBytes} bytes while it arrived`);
+      expect(huge.content).toContain(`larger than ${SIZE_BUDGETS.sqlWireBytes} bytes while it arrived`);
       // The connection pool is still usable afterwards.
       const ok = await runActivity(activities.sql_query, { connection: 'agent', sql: 'SELECT 1 AS one' });
       expect(ok.isError).toBeFalsy();

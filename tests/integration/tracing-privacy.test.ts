@@ -11,11 +11,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { History } from '../../cli/debug/history';
+import type { History } from '../../client/debug/history';
 import { REDACTED } from '../../shared/private-text';
-import { SPAN_ATTR } from '../../workers/agent-spans';
-import type { DevServerFixture } from '../support/dev-server';
-import { startDevServerFixture } from '../support/dev-server';
+import { SPAN_ATTR } from '../../workers/observability/agent-spans';
+import type { DevServerFixture } from '../../testkit/dev-server';
+import { startDevServerFixture } from '../../testkit/dev-server';
 import {
   agentAccount,
   requireMailServer,
@@ -23,12 +23,12 @@ import {
   subjectsContaining,
   AGENT,
   USER,
-} from '../support/mail';
-import type { OtlpReceiver } from '../support/otlp-receiver';
-import { startOtlpReceiver } from '../support/otlp-receiver';
-import { runCli, startWorkerProcess } from '../support/processes';
-import { answerTurn, callTurn } from '../support/scripts';
-import { tempDir, uid } from '../support/temporal';
+} from '../../testkit/mail';
+import type { OtlpReceiver } from '../../testkit/otlp-receiver';
+import { startOtlpReceiver } from '../../testkit/otlp-receiver';
+import { runCli, startWorkerProcess } from '../../testkit/processes';
+import { answerTurn, callTurn } from '../../testkit/scripts';
+import { tempDir, uid } from '../../testkit/temporal';
 
 /** Every marker starts with this; letters and digits only, so no encoding can disguise it. */
 const PREFIX = 'zqpriv';

@@ -9,21 +9,21 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
-import { replayHistory } from '../../cli/debug/replay';
+import { replayHistory } from '../../client/debug/replay';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { AgentResult } from '../../shared/agent';
 import { stateQuery } from '../../shared/agent';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { ConfigError, loadWorkerConfig } from '../../workers/config';
-import { createTracing, JsonLinesSpanExporter, SPAN_ATTR } from '../../workers/tracing';
+import { createTracing, JsonLinesSpanExporter, SPAN_ATTR } from '../../workers/observability/tracing';
 import { createAgentWorker, WORKFLOWS_PATH, WORKFLOW_BUNDLER_OPTIONS } from '../../workers/worker';
-import type { DevServerFixture } from '../support/dev-server';
-import { startDevServerFixture } from '../support/dev-server';
-import { startOtlpReceiver } from '../support/otlp-receiver';
-import { freePort, runCli, startWorkerProcess } from '../support/processes';
-import { answerTurn, callTurn } from '../support/scripts';
-import { tempDir, testConfig, timeSkippingEnv, uid, workflowBundle } from '../support/temporal';
+import type { DevServerFixture } from '../../testkit/dev-server';
+import { startDevServerFixture } from '../../testkit/dev-server';
+import { startOtlpReceiver } from '../../testkit/otlp-receiver';
+import { freePort, runCli, startWorkerProcess } from '../../testkit/processes';
+import { answerTurn, callTurn } from '../../testkit/scripts';
+import { tempDir, testConfig, timeSkippingEnv, uid, workflowBundle } from '../../testkit/temporal';
 
 describe('configuration', () => {
   test('tracing is off by default and nothing is installed', () => {

@@ -5,19 +5,20 @@
  * here bundles workflows/ itself, as `durable-agent worker` does, and runs workflows on this thread
  * (debugMode) so that the heap measured is theirs.
  */
+import { notificationDelivery } from '../../client/deliver';
 import v8 from 'node:v8';
 import vm from 'node:vm';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { z } from 'zod';
-import { startAgentRun } from '../../cli/start-run';
+import { startAgentRun } from '../../client/start-run';
 import type { AgentInput } from '../../shared/agent';
 import { AgentInputSchema, stateQuery } from '../../shared/agent';
 import { schemaOnce } from '../../shared/schema-once';
 import type { WorkerTuning } from '../../workers/worker';
 import { createAgentWorker } from '../../workers/worker';
-import { callTurn } from '../support/scripts';
-import { devServerEnv, testConfig, uid, workflowBundle } from '../support/temporal';
+import { callTurn } from '../../testkit/scripts';
+import { devServerEnv, testConfig, uid, workflowBundle } from '../../testkit/temporal';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -90,7 +91,7 @@ test('a parked agent run costs the worker well under 0.5 MB of heap', async () =
     connection: env.nativeConnection,
     namespace: env.namespace ?? 'default',
     config: testConfig({ taskQueue }),
-    client: env.client,
+    deliver: notificationDelivery(env.client, taskQueue),
     taskQueue,
     // No prebuilt bundle: the worker bundles workflows/ with its preloaded modules, as in production.
     tuning: { debugMode: true } as WorkerTuning,

@@ -8,7 +8,7 @@ import { promisify } from 'node:util';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
-import { temporalBinary } from '../../cli/binaries';
+import { temporalBinary } from '../../workers/binaries';
 import type { AgentInput, AgentResult } from '../../shared/agent';
 import { eventsQuery, transcriptQuery } from '../../shared/agent';
 import {
@@ -21,11 +21,11 @@ import {
   unreadCountQuery,
 } from '../../shared/notifications/messages';
 import type { NotificationHistory } from '../../shared/notifications/reads';
-import type { DevServerFixture } from '../support/dev-server';
-import { startDevServerFixture, withDevWorker } from '../support/dev-server';
-import { startWorkerProcess } from '../support/processes';
-import { answerTurn, callTurn } from '../support/scripts';
-import { tempDir, uid } from '../support/temporal';
+import type { DevServerFixture } from '../../testkit/dev-server';
+import { startDevServerFixture, withDevWorker } from '../../testkit/dev-server';
+import { startWorkerProcess } from '../../testkit/processes';
+import { answerTurn, callTurn } from '../../testkit/scripts';
+import { tempDir, uid } from '../../testkit/temporal';
 
 let fx: DevServerFixture;
 

@@ -6,15 +6,15 @@
  */
 import http from 'node:http';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { DEFAULT_RATE_LIMIT } from '../../cli/api/app';
-import { ApiConfigError, loadApiConfig, startApiServer } from '../../cli/api/server';
-import type { RunningApiServer } from '../../cli/api/server';
+import { DEFAULT_RATE_LIMIT } from '../../server/api/app';
+import { ApiConfigError, loadApiConfig, startApiServer } from '../../server/api/server';
+import type { RunningApiServer } from '../../server/api/server';
 import { inboxWorkflowId } from '../../shared/notifications/messages';
-import type { DevServerFixture } from '../support/dev-server';
-import { startDevServerFixture } from '../support/dev-server';
-import type { WorkerProcess } from '../support/processes';
-import { startWorkerProcess } from '../support/processes';
-import { uid } from '../support/temporal';
+import type { DevServerFixture } from '../../testkit/dev-server';
+import { startDevServerFixture } from '../../testkit/dev-server';
+import type { WorkerProcess } from '../../testkit/processes';
+import { startWorkerProcess } from '../../testkit/processes';
+import { uid } from '../../testkit/temporal';
 
 const TOKEN = 'hardening-token-0123456789';
 const APP_ORIGIN = 'https://app.example';

@@ -5,16 +5,16 @@
  */
 import { spawn } from 'node:child_process';
 import type { WorkflowHandle } from '@temporalio/client';
-import { DEFAULT_RATE_LIMIT } from '../../cli/api/app';
-import { ApiConfigError, loadApiConfig, startApiServer } from '../../cli/api/server';
-import type { RunningApiServer } from '../../cli/api/server';
+import { DEFAULT_RATE_LIMIT } from '../../server/api/app';
+import { ApiConfigError, loadApiConfig, startApiServer } from '../../server/api/server';
+import type { RunningApiServer } from '../../server/api/server';
 import { inboxWorkflowId } from '../../shared/notifications/messages';
 import type { Notification } from '../../shared/notifications/schema';
-import type { DevServerFixture } from '../support/dev-server';
-import { startDevServerFixture } from '../support/dev-server';
-import type { WorkerProcess } from '../support/processes';
-import { runCli, startWorkerProcess } from '../support/processes';
-import { CLI, uid } from '../support/temporal';
+import type { DevServerFixture } from '../../testkit/dev-server';
+import { startDevServerFixture } from '../../testkit/dev-server';
+import type { WorkerProcess } from '../../testkit/processes';
+import { runCli, startWorkerProcess } from '../../testkit/processes';
+import { CLI, uid } from '../../testkit/temporal';
 
 const TOKEN = 'test-token-0123456789abcdef';
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;

@@ -6,20 +6,20 @@
  */
 import { Client, Connection, WorkflowUpdateFailedError } from '@temporalio/client';
 import { createNotificationActivities } from '../../activities/notifications';
-import { startApiServer } from '../../cli/api/server';
-import type { RunningApiServer } from '../../cli/api/server';
-import { createRateLimiter } from '../../cli/api/rate-limit';
+import { startApiServer } from '../../server/api/server';
+import type { RunningApiServer } from '../../server/api/server';
+import { createRateLimiter } from '../../server/api/rate-limit';
 import {
   inboxWorkflowId,
   notificationsQuery,
   notifySignal,
   notifyUpdate,
 } from '../../shared/notifications/messages';
-import type { DevServerFixture } from '../support/dev-server';
-import { startDevServerFixture } from '../support/dev-server';
-import type { WorkerProcess } from '../support/processes';
-import { freePort, runCli, startWorkerProcess } from '../support/processes';
-import { uid } from '../support/temporal';
+import type { DevServerFixture } from '../../testkit/dev-server';
+import { startDevServerFixture } from '../../testkit/dev-server';
+import type { WorkerProcess } from '../../testkit/processes';
+import { freePort, runCli, startWorkerProcess } from '../../testkit/processes';
+import { uid } from '../../testkit/temporal';
 
 /** 50,000 CJK characters: inside the 50,000-character limit, 146.5 KiB of UTF-8. */
 const HUGE_DETAIL = `SECRET-MARKER-${'界'.repeat(50_000 - 14)}`;
@@ -194,7 +194,7 @@ test('CLI: an over-budget field exits 1 with the message and sends nothing', asy
 }, 120_000);
 
 test('notify_user tool: an over-budget field goes back to the model as an error; nothing is delivered', async () => {
-  const { notify_user } = createNotificationActivities({ taskQueue });
+  const { notify_user } = createNotificationActivities({});
   const result = await notify_user({
     args: { message: 'x', detail: HUGE_DETAIL },
     toolCallId: 'c1',

@@ -6,11 +6,11 @@
 import { spawn } from 'node:child_process';
 import type { WorkflowHandle } from '@temporalio/client';
 import { inboxWorkflowId, notificationsQuery, notifySignal } from '../../shared/notifications/messages';
-import type { DevServerFixture } from '../support/dev-server';
-import { startDevServerFixture } from '../support/dev-server';
-import type { WorkerProcess } from '../support/processes';
-import { runCli, startWorkerProcess } from '../support/processes';
-import { CLI, uid } from '../support/temporal';
+import type { DevServerFixture } from '../../testkit/dev-server';
+import { startDevServerFixture } from '../../testkit/dev-server';
+import type { WorkerProcess } from '../../testkit/processes';
+import { runCli, startWorkerProcess } from '../../testkit/processes';
+import { CLI, uid } from '../../testkit/temporal';
 
 let fx: DevServerFixture;
 let worker: WorkerProcess;

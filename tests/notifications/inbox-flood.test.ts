@@ -10,19 +10,23 @@
 import type { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { temporal } from '@temporalio/proto';
-import { NotificationTargetError, explainTargetError, sendNotification } from '../../cli/notification-client';
-import type { PreparedNotification } from '../../cli/notification-client';
-import { BUDGETS } from '../../shared/budgets';
+import {
+  NotificationTargetError,
+  explainTargetError,
+  sendNotification,
+} from '../../client/notification-client';
+import type { PreparedNotification } from '../../client/notification-client';
+import { SIZE_BUDGETS } from '../../shared/temporal-limits';
 import { inboxWorkflowId, notificationsQuery } from '../../shared/notifications/messages';
 import type { NotifyResult } from '../../shared/notifications/messages';
 import { API_NOTIFICATION_DEFAULTS, validateNotificationInput } from '../../shared/notifications/schema';
 import { add, createNotificationState } from '../../shared/notifications/state';
 import { notificationsBytes } from '../../shared/notifications/sizes';
-import type { DevServerFixture } from '../support/dev-server';
-import { startDevServerFixture } from '../support/dev-server';
-import type { WorkerProcess } from '../support/processes';
-import { startWorkerProcess } from '../support/processes';
-import { uid } from '../support/temporal';
+import type { DevServerFixture } from '../../testkit/dev-server';
+import { startDevServerFixture } from '../../testkit/dev-server';
+import type { WorkerProcess } from '../../testkit/processes';
+import { startWorkerProcess } from '../../testkit/processes';
+import { uid } from '../../testkit/temporal';
 
 const FLOOD = Number(process.env.NOTIFICATION_FLOOD ?? 60);
 const SENDERS = 4;
@@ -45,8 +49,8 @@ function largest(i: number): PreparedNotification {
       id: `flood-${i}`,
       title: `notification ${i}`,
       // 2-byte characters: the byte budget binds before the 10,000-character limit.
-      message: tag + 'é'.repeat((BUDGETS.notificationMessageBytes - tag.length) >> 1),
-      detail: '界'.repeat(Math.floor(BUDGETS.notificationDetailBytes / 3)),
+      message: tag + 'é'.repeat((SIZE_BUDGETS.notificationMessageBytes - tag.length) >> 1),
+      detail: '界'.repeat(Math.floor(SIZE_BUDGETS.notificationDetailBytes / 3)),
     },
     API_NOTIFICATION_DEFAULTS,
   );
@@ -140,7 +144,9 @@ test(`${FLOOD} maximum-size notifications with the worker SIGKILLed twice: nothi
       while (next < FLOOD) {
         try {
           const page = await fx.client.workflow.getHandle(target).query(notificationsQuery);
-          expect(notificationsBytes(page.notifications)).toBeLessThanOrEqual(BUDGETS.notificationStateBytes);
+          expect(notificationsBytes(page.notifications)).toBeLessThanOrEqual(
+            SIZE_BUDGETS.notificationStateBytes,
+          );
           queried.push(page.count);
         } catch (err) {
           // Before the inbox exists, or while no worker runs, a query cannot be answered; any
@@ -186,9 +192,11 @@ test(`${FLOOD} maximum-size notifications with the worker SIGKILLed twice: nothi
     // The newest notifications the budget allows: the kept ones are the last ones sent, and one
     // more would not fit.
     expect(end.count).toBeLessThan(FLOOD);
-    expect(notificationsBytes(end.notifications)).toBeLessThanOrEqual(BUDGETS.notificationStateBytes);
+    expect(notificationsBytes(end.notifications)).toBeLessThanOrEqual(SIZE_BUDGETS.notificationStateBytes);
     const oneMore = notificationsBytes([end.notifications[0]!]) - 2 + 1;
-    expect(notificationsBytes(end.notifications) + oneMore).toBeGreaterThan(BUDGETS.notificationStateBytes);
+    expect(notificationsBytes(end.notifications) + oneMore).toBeGreaterThan(
+      SIZE_BUDGETS.notificationStateBytes,
+    );
 
     const runs = await fx.client.workflow.count(`WorkflowId = "${target}"`);
     console.log(

@@ -10,13 +10,13 @@ import {
   notifySignal,
   notifyUpdate,
 } from '../../shared/notifications/messages';
-import { BUDGETS } from '../../shared/budgets';
+import { SIZE_BUDGETS } from '../../shared/temporal-limits';
 import { DEFAULT_MAX_NOTIFICATIONS } from '../../shared/notifications/schema';
 import type { NotificationInput } from '../../shared/notifications/schema';
-import type { DevServerFixture } from '../support/dev-server';
-import { startDevServerFixture, withDevWorker } from '../support/dev-server';
-import { runChain } from '../support/history';
-import { uid } from '../support/temporal';
+import type { DevServerFixture } from '../../testkit/dev-server';
+import { startDevServerFixture, withDevWorker } from '../../testkit/dev-server';
+import { runChain } from '../../testkit/history';
+import { uid } from '../../testkit/temporal';
 
 let fx: DevServerFixture;
 
@@ -141,10 +141,10 @@ test('with its defaults, an inbox continues as new on its history budget: every 
     const histories = await runChain(fx.client, workflowId, inbox.firstExecutionRunId);
     const lengths = histories.map((h) => h.events?.length ?? 0);
     console.log(`inbox runs' history lengths (events): ${lengths.join(', ')}`);
-    expect(lengths.reduce((a, b) => a + b, 0)).toBeGreaterThan(BUDGETS.continueAsNewHistoryEvents);
+    expect(lengths.reduce((a, b) => a + b, 0)).toBeGreaterThan(SIZE_BUDGETS.continueAsNewHistoryEvents);
     // So the budget, not the count, ended the earlier runs.
     expect(histories.length).toBeGreaterThan(1);
     // A run ends once the budget is passed, after the updates in flight at most.
-    for (const n of lengths) expect(n).toBeLessThan(BUDGETS.continueAsNewHistoryEvents + 4 * BATCH);
+    for (const n of lengths) expect(n).toBeLessThan(SIZE_BUDGETS.continueAsNewHistoryEvents + 4 * BATCH);
   });
 }, 240_000);

@@ -6,16 +6,16 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { readHistoryFile } from '../../cli/debug/history';
+import { readHistoryFile } from '../../client/debug/history';
 import {
   promiseStackHookOff,
   replayBundle,
   replayHistory,
   replayMany,
   sharesModules,
-} from '../../cli/debug/replay';
-import { SCENARIOS } from './scenarios';
-import { quietRuntime } from '../support/temporal';
+} from '../../client/debug/replay';
+import { SCENARIOS } from '../../testkit/replay-scenarios';
+import { quietRuntime } from '../../testkit/temporal';
 
 const DIR = path.join(__dirname, 'histories');
 /**

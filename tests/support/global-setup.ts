@@ -3,10 +3,10 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../shared/project-root';
-import { temporalBinary } from '../../cli/binaries';
+import { temporalBinary } from '../../workers/binaries';
 import { installLocalModel } from '../../scripts/install-model';
-import { mailReachable } from './mail';
-import { SHARED_BUNDLE_ENV } from './shared-bundle';
+import { mailReachable } from '../../testkit/mail';
+import { SHARED_BUNDLE_ENV } from '../../testkit/shared-bundle';
 
 /**
  * Makes `npm test` work on a fresh clone by itself:

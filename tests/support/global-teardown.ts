@@ -1,6 +1,6 @@
 import fs from 'node:fs';
 import path from 'node:path';
-import { SHARED_BUNDLE_ENV } from './shared-bundle';
+import { SHARED_BUNDLE_ENV } from '../../testkit/shared-bundle';
 
 /** Removes the run's shared files (the workflow bundle). Servers started by the setup keep running. */
 export default function globalTeardown(): void {

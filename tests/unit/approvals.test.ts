@@ -15,7 +15,13 @@ import {
   summarizeArgs,
   toolNameProblems,
 } from '../../shared/approvals';
-import { budgetsToWarn, costOf, describeBudget, exhaustedBudget, priceFor } from '../../shared/run-budgets';
+import {
+  runLimitsToWarn,
+  costOf,
+  describeRunLimit,
+  exhaustedRunLimit,
+  priceFor,
+} from '../../shared/run-limits';
 import { formatZodIssues } from '../../shared/tools/define';
 
 const model = { provider: 'scripted' as const, turns: [{ content: 'x' }] };
@@ -178,14 +184,14 @@ test('prices: the run table over the worker table, model over provider; cost and
   ).toBe(2);
 
   const use = { max_tokens: { used: 80, max: 100 }, max_cost: { used: 0.5, max: 1 } };
-  expect(budgetsToWarn(use, [])).toEqual(['max_tokens']);
-  expect(budgetsToWarn(use, ['max_tokens'])).toEqual([]);
-  expect(exhaustedBudget(use)).toBeNull();
-  expect(exhaustedBudget({ ...use, max_cost: { used: 1, max: 1 } })).toBe('max_cost');
-  expect(describeBudget('max_tokens', { used: 8200, max: 10000 })).toBe(
+  expect(runLimitsToWarn(use, [])).toEqual(['max_tokens']);
+  expect(runLimitsToWarn(use, ['max_tokens'])).toEqual([]);
+  expect(exhaustedRunLimit(use)).toBeNull();
+  expect(exhaustedRunLimit({ ...use, max_cost: { used: 1, max: 1 } })).toBe('max_cost');
+  expect(describeRunLimit('max_tokens', { used: 8200, max: 10000 })).toBe(
     '8,200 of 10,000 tokens (input + output) (82 %)',
   );
-  expect(describeBudget('max_cost', { used: 0.5, max: 1 })).toBe('$0.5000 of $1.0000 cost (USD) (50 %)');
+  expect(describeRunLimit('max_cost', { used: 0.5, max: 1 })).toBe('$0.5000 of $1.0000 cost (USD) (50 %)');
 });
 
 test('worker config: run defaults (approvals, prices) are read and checked with the valid choices', () => {

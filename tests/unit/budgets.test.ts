@@ -1,11 +1,11 @@
 import {
-  BUDGETS,
+  SIZE_BUDGETS,
   TEMPORAL_LIMITS,
   jsonBytes,
   truncateUtf8,
   utf8Bytes,
   utf8Prefix,
-} from '../../shared/budgets';
+} from '../../shared/temporal-limits';
 
 const SAMPLES = [
   '',
@@ -63,22 +63,24 @@ describe('truncateUtf8', () => {
   });
 });
 
-describe('BUDGETS', () => {
+describe('SIZE_BUDGETS', () => {
   it('stay under the Temporal limits they protect', () => {
     expect(
-      BUDGETS.notificationStateBytes +
-        BUDGETS.notificationTombstoneBytes +
-        BUDGETS.eventsBytes +
-        BUDGETS.citationsBytes,
+      SIZE_BUDGETS.notificationStateBytes +
+        SIZE_BUDGETS.notificationTombstoneBytes +
+        SIZE_BUDGETS.eventsBytes +
+        SIZE_BUDGETS.citationsBytes,
     ).toBeLessThan(TEMPORAL_LIMITS.payloadBytes);
-    expect(BUDGETS.continueAsNewInputBytes).toBeLessThan(TEMPORAL_LIMITS.payloadBytes);
-    expect(BUDGETS.queryResultBytes).toBeLessThan(TEMPORAL_LIMITS.payloadBytes);
-    expect(BUDGETS.modelInputBytes).toBeLessThanOrEqual(TEMPORAL_LIMITS.payloadWarnBytes);
-    expect(BUDGETS.notificationBytes).toBeGreaterThanOrEqual(
-      BUDGETS.notificationTitleBytes + BUDGETS.notificationMessageBytes + BUDGETS.notificationDetailBytes,
+    expect(SIZE_BUDGETS.continueAsNewInputBytes).toBeLessThan(TEMPORAL_LIMITS.payloadBytes);
+    expect(SIZE_BUDGETS.queryResultBytes).toBeLessThan(TEMPORAL_LIMITS.payloadBytes);
+    expect(SIZE_BUDGETS.modelInputBytes).toBeLessThanOrEqual(TEMPORAL_LIMITS.payloadWarnBytes);
+    expect(SIZE_BUDGETS.notificationBytes).toBeGreaterThanOrEqual(
+      SIZE_BUDGETS.notificationTitleBytes +
+        SIZE_BUDGETS.notificationMessageBytes +
+        SIZE_BUDGETS.notificationDetailBytes,
     );
-    expect(BUDGETS.continueAsNewHistoryBytes).toBeLessThan(BUDGETS.refuseUpdatesHistoryBytes);
-    expect(BUDGETS.refuseUpdatesHistoryBytes).toBeLessThan(TEMPORAL_LIMITS.historyBytes / 2);
-    expect(BUDGETS.continueAsNewHistoryEvents).toBeLessThan(TEMPORAL_LIMITS.historyEvents / 4);
+    expect(SIZE_BUDGETS.continueAsNewHistoryBytes).toBeLessThan(SIZE_BUDGETS.refuseUpdatesHistoryBytes);
+    expect(SIZE_BUDGETS.refuseUpdatesHistoryBytes).toBeLessThan(TEMPORAL_LIMITS.historyBytes / 2);
+    expect(SIZE_BUDGETS.continueAsNewHistoryEvents).toBeLessThan(TEMPORAL_LIMITS.historyEvents / 4);
   });
 });

@@ -2,9 +2,9 @@
  * The safe character set of run ids and inbox users, at every door that takes them (the agent
  * input, notification targets), and the escaping that keeps control characters off terminals.
  */
-import { checkTarget } from '../../cli/notification-client';
+import { checkTarget } from '../../client/notification-client';
 import { AgentInputSchema } from '../../shared/agent';
-import { BUDGETS } from '../../shared/budgets';
+import { SIZE_BUDGETS } from '../../shared/temporal-limits';
 import { inboxUserProblem, printable, runIdProblem } from '../../shared/identifiers';
 
 const HOSTILE = [
@@ -34,8 +34,8 @@ describe('run ids', () => {
 
   it('refuses an empty id and one over the budget', () => {
     expect(runIdProblem('')).toMatch(/must not be empty/);
-    expect(runIdProblem('a'.repeat(BUDGETS.runIdBytes))).toBeNull();
-    expect(runIdProblem('a'.repeat(BUDGETS.runIdBytes + 1))).toMatch(/at most 256 characters/);
+    expect(runIdProblem('a'.repeat(SIZE_BUDGETS.runIdBytes))).toBeNull();
+    expect(runIdProblem('a'.repeat(SIZE_BUDGETS.runIdBytes + 1))).toMatch(/at most 256 characters/);
   });
 });
 

@@ -12,7 +12,7 @@ import {
 } from '../../activities/model/local/decision';
 import { SequencePool } from '../../activities/model/local/pool';
 import { TOOL_RESULT_CHARS, buildChat } from '../../activities/model/local/prompt';
-import { parseModelSpec } from '../../cli/model-spec';
+import { parseModelSpec } from '../../client/model-spec';
 import {
   AFTER_RESULTS_TEXT,
   FEW_SHOT_EXAMPLE,

@@ -4,7 +4,7 @@ import { appendConversation, buildWindow } from '../../activities/model/conversa
 import type { UncitedSearchRecord } from '../../shared/citations';
 import type { ContentRef } from '../../shared/content';
 import type { ConversationMessage } from '../../shared/conversation';
-import { tempDir } from '../support/temporal';
+import { tempDir } from '../../testkit/temporal';
 
 const store = new FileContentStore(tempDir('content'));
 const WINDOW = { contextTokens: 128_000, reserveTokens: 4096, toolTokens: 200, maxMessages: 200 };

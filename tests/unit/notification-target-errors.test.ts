@@ -5,7 +5,7 @@
 import { ServiceError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { rethrowKnownErrorTypes } from '@temporalio/client/lib/helpers';
 import * as proto from '@temporalio/proto';
-import { NotificationTargetError, explainTargetError } from '../../cli/notification-client';
+import { NotificationTargetError, explainTargetError } from '../../client/notification-client';
 
 /** A gRPC error as the client raises it (code, details, metadata). */
 function grpcError(code: number, details: string): Error {

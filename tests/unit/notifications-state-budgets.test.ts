@@ -1,4 +1,4 @@
-import { BUDGETS, jsonBytes } from '../../shared/budgets';
+import { SIZE_BUDGETS, jsonBytes } from '../../shared/temporal-limits';
 import {
   API_NOTIFICATION_DEFAULTS,
   NOTIFICATION_FIELD_BUDGETS,
@@ -28,9 +28,9 @@ function validOf(raw: Record<string, unknown>): ValidNotificationInput {
 function largest(tag: string): ValidNotificationInput {
   return validOf({
     // 2-byte characters: the message's byte budget binds before its character limit.
-    message: `${tag} ${'é'.repeat((BUDGETS.notificationMessageBytes - tag.length - 1) >> 1)}`,
+    message: `${tag} ${'é'.repeat((SIZE_BUDGETS.notificationMessageBytes - tag.length - 1) >> 1)}`,
     // 3-byte characters: the detail's byte budget binds long before its character limit.
-    detail: '界'.repeat(Math.floor(BUDGETS.notificationDetailBytes / 3)),
+    detail: '界'.repeat(Math.floor(SIZE_BUDGETS.notificationDetailBytes / 3)),
     title: 't'.repeat(200),
   });
 }
@@ -73,7 +73,7 @@ describe('notification byte budgets', () => {
 
   it('accepts the largest notification and counts it as stored', () => {
     const n = largest('a');
-    expect(storedNotificationBytes(n)).toBeLessThanOrEqual(BUDGETS.notificationBytes);
+    expect(storedNotificationBytes(n)).toBeLessThanOrEqual(SIZE_BUDGETS.notificationBytes);
     const { state } = add(createNotificationState({ guid: 'g' }), n, ctx);
     expect(jsonBytes(state.notifications[0])).toBeLessThanOrEqual(storedNotificationBytes(n));
   });
@@ -85,7 +85,7 @@ describe('byte capacity: oldest first, every created notification kept or counte
     const total = 40;
     for (let i = 0; i < total; i++) state = add(state, largest(`n${i}`), ctx).state;
     const bytes = notificationsBytes(state.notifications);
-    expect(bytes).toBeLessThanOrEqual(BUDGETS.notificationStateBytes);
+    expect(bytes).toBeLessThanOrEqual(SIZE_BUDGETS.notificationStateBytes);
     // Holding one more (the next older) would not fit: the kept ones are the most the budget allows.
     const kept = state.notifications.length;
     expect(kept).toBeGreaterThan(5);
@@ -94,7 +94,7 @@ describe('byte capacity: oldest first, every created notification kept or counte
       add(createNotificationState({ guid: 'x' }), largest(`n${total - kept - 1}`), ctx).state
         .notifications[0],
     );
-    expect(bytes + oneMore + 1).toBeGreaterThan(BUDGETS.notificationStateBytes);
+    expect(bytes + oneMore + 1).toBeGreaterThan(SIZE_BUDGETS.notificationStateBytes);
     expect(state.evicted + kept).toBe(total);
     expect(state.notifications.map((n) => n.message.split(' ')[0])).toEqual(
       Array.from({ length: kept }, (_, i) => `n${total - kept + i}`),
@@ -102,11 +102,11 @@ describe('byte capacity: oldest first, every created notification kept or counte
     expect(state.notifications.map((n) => n.no)).toEqual(Array.from({ length: kept }, (_, i) => i));
     expect(NotificationStateSchema.safeParse(state).success).toBe(true);
     // The carried state (what continue-as-new sends) stays under the payload budget.
-    expect(jsonBytes(state)).toBeLessThan(BUDGETS.continueAsNewInputBytes);
+    expect(jsonBytes(state)).toBeLessThan(SIZE_BUDGETS.continueAsNewInputBytes);
   });
 
   it('honours a smaller byte capacity and refuses one a notification cannot fit in', () => {
-    let state = createNotificationState({ guid: 'g', maxBytes: BUDGETS.notificationBytes });
+    let state = createNotificationState({ guid: 'g', maxBytes: SIZE_BUDGETS.notificationBytes });
     for (let i = 0; i < 3; i++) state = add(state, largest(`s${i}`), ctx).state;
     expect(state.notifications).toHaveLength(1);
     expect(state.evicted).toBe(2);
@@ -116,7 +116,7 @@ describe('byte capacity: oldest first, every created notification kept or counte
   });
 
   it('an in-place update that grows an item evicts the oldest items first', () => {
-    let state = createNotificationState({ guid: 'g', maxBytes: 2 * BUDGETS.notificationBytes });
+    let state = createNotificationState({ guid: 'g', maxBytes: 2 * SIZE_BUDGETS.notificationBytes });
     state = add(state, validOf({ message: 'old', id: 'old' }), ctx).state;
     state = add(state, { ...largest('big1'), id: 'big1' }, ctx).state;
     state = add(state, validOf({ message: 'p', id: 'progress' }), ctx).state;
@@ -129,7 +129,7 @@ describe('byte capacity: oldest first, every created notification kept or counte
   });
 
   it('counts the changed item as evicted when it is the oldest and no longer fits', () => {
-    let state = createNotificationState({ guid: 'g', maxBytes: BUDGETS.notificationBytes });
+    let state = createNotificationState({ guid: 'g', maxBytes: SIZE_BUDGETS.notificationBytes });
     state = add(state, validOf({ message: 'p', id: 'progress' }), ctx).state;
     state = add(state, { ...largest('big'), id: 'big' }, ctx).state;
     const r = add(state, { ...largest('grown'), id: 'progress' }, ctx);
@@ -139,7 +139,7 @@ describe('byte capacity: oldest first, every created notification kept or counte
   });
 
   it('refuses a carried state over its byte capacity', () => {
-    const state = createNotificationState({ guid: 'g', maxBytes: BUDGETS.notificationBytes });
+    const state = createNotificationState({ guid: 'g', maxBytes: SIZE_BUDGETS.notificationBytes });
     const n = add(state, largest('a'), ctx).state.notifications[0]!;
     const overfull = { ...state, notifications: [n, { ...n, id: 'b', no: 1 }] };
     const parsed = NotificationStateSchema.safeParse(overfull);
@@ -151,7 +151,7 @@ describe('byte capacity: oldest first, every created notification kept or counte
 
   it('evicts the same with a size cache as without, through growth, in-place updates, marks read and renumbering', () => {
     const sizes = new NotificationSizes();
-    let plain = createNotificationState({ guid: 'g', maxBytes: 3 * BUDGETS.notificationBytes });
+    let plain = createNotificationState({ guid: 'g', maxBytes: 3 * SIZE_BUDGETS.notificationBytes });
     let cached = plain;
     const step = (input: ValidNotificationInput) => {
       plain = add(plain, input, ctx).state;
@@ -169,7 +169,7 @@ describe('byte capacity: oldest first, every created notification kept or counte
       step({ ...largest(`big${i}`), id: `big${i % 3}` });
     }
     expect(plain.evicted).toBeGreaterThan(0);
-    expect(notificationsBytes(cached.notifications)).toBeLessThanOrEqual(3 * BUDGETS.notificationBytes);
+    expect(notificationsBytes(cached.notifications)).toBeLessThanOrEqual(3 * SIZE_BUDGETS.notificationBytes);
   });
 
   it('buries the same tombstones with a size cache as without, through the count and byte budgets and a carried state', () => {
@@ -177,7 +177,7 @@ describe('byte capacity: oldest first, every created notification kept or counte
     let plain = createNotificationState({ guid: 'g', max: 2 });
     let cached = plain;
     let sizes = new NotificationSizes();
-    for (let i = 0; i < BUDGETS.notificationTombstones + 600; i++) {
+    for (let i = 0; i < SIZE_BUDGETS.notificationTombstones + 600; i++) {
       const input = { ...validOf({ message: `m${i}` }), id: longId(i) };
       plain = add(plain, input, ctx).state;
       cached = add(cached, input, { ...ctx, sizes }).state;
@@ -188,9 +188,13 @@ describe('byte capacity: oldest first, every created notification kept or counte
     expect(cached).toEqual(plain);
     const kept = cached.tombstones ?? [];
     expect(kept.length).toBeGreaterThan(100);
-    expect(kept.length).toBeLessThan(BUDGETS.notificationTombstones);
-    expect(Buffer.byteLength(JSON.stringify(kept))).toBeLessThanOrEqual(BUDGETS.notificationTombstoneBytes);
-    expect(Buffer.byteLength(JSON.stringify(kept))).toBeGreaterThan(BUDGETS.notificationTombstoneBytes - 400);
+    expect(kept.length).toBeLessThan(SIZE_BUDGETS.notificationTombstones);
+    expect(Buffer.byteLength(JSON.stringify(kept))).toBeLessThanOrEqual(
+      SIZE_BUDGETS.notificationTombstoneBytes,
+    );
+    expect(Buffer.byteLength(JSON.stringify(kept))).toBeGreaterThan(
+      SIZE_BUDGETS.notificationTombstoneBytes - 400,
+    );
   });
 
   it('adds to a full list in time proportional to the new notification, not the list', () => {

@@ -25,7 +25,7 @@ import {
 import { history, since } from '../../shared/notifications/reads';
 import type { NotificationContext, NotificationState } from '../../shared/notifications/state';
 import { unreadCount } from '../../shared/notifications/reads';
-import { BUDGETS } from '../../shared/budgets';
+import { SIZE_BUDGETS } from '../../shared/temporal-limits';
 
 const T0 = '2026-11-30T10:00:00.000Z';
 
@@ -614,11 +614,11 @@ describe('a producer sending an evicted notification again', () => {
 
   it('keeps the newest tombstones within their count and byte budgets, carried as valid state', () => {
     const ctx = makeCtx();
-    const total = BUDGETS.notificationTombstones + 50;
+    const total = SIZE_BUDGETS.notificationTombstones + 50;
     let state = createNotificationState({ guid: 'g', max: 1 });
     for (let i = 0; i < total; i++) state = add(state, valid({ id: `t${i}`, message: `m${i}` }), ctx).state;
     const tombstones = state.tombstones ?? [];
-    expect(tombstones).toHaveLength(BUDGETS.notificationTombstones);
+    expect(tombstones).toHaveLength(SIZE_BUDGETS.notificationTombstones);
     expect(tombstones.at(-1)?.[0]).toBe(`t${total - 2}`);
     expect(NotificationStateSchema.safeParse(JSON.parse(JSON.stringify(state))).success).toBe(true);
     // Long ids: the byte budget binds before the count.
@@ -628,8 +628,12 @@ describe('a producer sending an evicted notification again', () => {
     const kept = wide.tombstones ?? [];
     expect(kept.length).toBeLessThan(399);
     expect(kept.at(-1)?.[0]).toBe(longId(398));
-    expect(Buffer.byteLength(JSON.stringify(kept))).toBeLessThanOrEqual(BUDGETS.notificationTombstoneBytes);
-    expect(Buffer.byteLength(JSON.stringify(kept))).toBeGreaterThan(BUDGETS.notificationTombstoneBytes - 400);
+    expect(Buffer.byteLength(JSON.stringify(kept))).toBeLessThanOrEqual(
+      SIZE_BUDGETS.notificationTombstoneBytes,
+    );
+    expect(Buffer.byteLength(JSON.stringify(kept))).toBeGreaterThan(
+      SIZE_BUDGETS.notificationTombstoneBytes - 400,
+    );
   });
 
   it('forgets them on clear', () => {

@@ -12,8 +12,8 @@ import {
   REDACTED,
   sanitiseMessage,
 } from '../../shared/private-text';
-import { SPAN_ATTR } from '../../workers/agent-spans';
-import { redactSpan } from '../../workers/span-privacy';
+import { SPAN_ATTR } from '../../workers/observability/agent-spans';
+import { redactSpan } from '../../workers/observability/span-privacy';
 
 describe('sanitiseMessage', () => {
   test('quoted parts, URL paths and email addresses go; the fixed wording stays', () => {

@@ -3,11 +3,16 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { MAX_CACHED_BUNDLES, bundleSources, cachedBundle, storeBundle } from '../../cli/debug/bundle-cache';
-import { replayBundle } from '../../cli/debug/replay';
+import {
+  MAX_CACHED_BUNDLES,
+  bundleSources,
+  cachedBundle,
+  storeBundle,
+} from '../../client/debug/bundle-cache';
+import { replayBundle } from '../../client/debug/replay';
 import { PROJECT_ROOT } from '../../shared/project-root';
 import { WORKFLOW_BUNDLE_FLAVOUR } from '../../workers/worker';
-import { uid } from '../support/temporal';
+import { uid } from '../../testkit/temporal';
 
 const afterAllRemove: string[] = [];
 afterAll(() => {

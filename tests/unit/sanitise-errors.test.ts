@@ -6,7 +6,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { DatabasesConfigSchema } from '../../activities/sql/config';
 import { SqlConnections } from '../../activities/sql/connections';
 import { redactSecrets, secretsOfConfig } from '../../shared/redact-secrets';
-import { sanitiseError } from '../../workers/sanitise-errors';
+import { sanitiseError } from '../../workers/observability/sanitise-errors';
 
 const SECRET = 'Canary0secret9';
 

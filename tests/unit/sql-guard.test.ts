@@ -1,7 +1,7 @@
 import { checkSql, MAX_SQL_LENGTH, REFUSAL_CODES } from '../../activities/sql/guard';
 import type { GuardVerdict, SqlDialect } from '../../activities/sql/guard';
-import type { AllowedCase, RefusedCase } from '../support/sql-corpus';
-import { SQL_CORPUS } from '../support/sql-corpus';
+import type { AllowedCase, RefusedCase } from '../../testkit/sql-corpus';
+import { SQL_CORPUS } from '../../testkit/sql-corpus';
 
 const DIALECTS: SqlDialect[] = ['postgres', 'mysql'];
 

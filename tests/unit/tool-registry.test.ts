@@ -1,7 +1,7 @@
 import { createActivities } from '../../activities';
 import { contentStoreFor } from '../../activities/content/config';
 import { modelToolSpecs } from '../../activities/model';
-import { parseModelSpec } from '../../cli/model-spec';
+import { parseModelSpec } from '../../client/model-spec';
 import { AgentInputSchema } from '../../shared/agent';
 import { defineTool, formatZodIssues } from '../../shared/tools/define';
 import { TOOL_REGISTRY } from '../../shared/tools/registry';

@@ -2,7 +2,7 @@ import { boundToolResult } from '../../activities/content/tool-results';
 import { FileContentStore } from '../../activities/content/file-store';
 import type { UncitedSearchRecord } from '../../shared/citations';
 import { searchRecordsOf } from '../../shared/citations';
-import { tempDir } from '../support/temporal';
+import { tempDir } from '../../testkit/temporal';
 
 const store = new FileContentStore(tempDir('content'));
 

@@ -4,9 +4,9 @@
  * token a page needs a login whose cookie is HttpOnly and SameSite=Strict.
  */
 import type { Client } from '@temporalio/client';
-import { createNotificationsApp } from '../../cli/api/app';
-import { MAX_PAGE_JS_GZIP_BYTES, describeWeight, webAssets } from '../../cli/web/assets';
-import { escapeHtml } from '../../cli/web/pages';
+import { createNotificationsApp } from '../../server/api/app';
+import { MAX_PAGE_JS_GZIP_BYTES, describeWeight, webAssets } from '../../server/web/assets';
+import { escapeHtml } from '../../server/web/pages';
 
 const TOKEN = 'unit-web-token-0123456789';
 // The page routes never touch the client; a stand-in proves it (any use would throw).

@@ -5,7 +5,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { LogEntry } from '@temporalio/worker';
 import { privateWords, REDACTED } from '../../shared/private-text';
-import { logRecord, textLine } from '../../workers/logging';
+import { logRecord, textLine } from '../../workers/observability/logging';
 
 const at = BigInt(Date.UTC(2026, 10, 30, 12, 0, 0)) * 1_000_000n;
 const entry = (over: Partial<LogEntry>): LogEntry => ({

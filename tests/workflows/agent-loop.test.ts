@@ -17,9 +17,9 @@ import {
   userMessageSignal,
 } from '../../shared/agent';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
-import { answerTurn, callTurn } from '../support/scripts';
-import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../support/temporal';
-import { scheduledActivityTypes } from '../support/history';
+import { answerTurn, callTurn } from '../../testkit/scripts';
+import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../../testkit/temporal';
+import { scheduledActivityTypes } from '../../testkit/history';
 
 let env: TestWorkflowEnvironment;
 

@@ -4,6 +4,7 @@
  * restart while a call waits, and token, cost and wall-clock budgets that warn at 80 % and stop at
  * 100 % after a summary turn.
  */
+import { notificationDelivery } from '../../client/deliver';
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import type { History } from '@temporalio/common/lib/proto-utils';
@@ -14,8 +15,8 @@ import { approveToolCallUpdate, eventsQuery, stateQuery, transcriptQuery } from 
 import { inboxWorkflowId, notificationsQuery } from '../../shared/notifications/messages';
 import type { ScriptedTurn } from '../../shared/model';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
-import { answerTurn, callTurn } from '../support/scripts';
-import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../support/temporal';
+import { answerTurn, callTurn } from '../../testkit/scripts';
+import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../../testkit/temporal';
 
 let env: TestWorkflowEnvironment;
 
@@ -43,7 +44,7 @@ async function agentWorker(taskQueue: string, calls: Calls, cache?: number): Pro
     namespace: env.namespace ?? 'default',
     // Inboxes start on the worker's own queue; raised notifications are signalled with this client.
     config: testConfig({ taskQueue }),
-    client: env.client,
+    deliver: notificationDelivery(env.client, taskQueue),
     taskQueue,
     workflowBundle: await workflowBundle(),
     activityOverrides: { calculator: record('calculator'), send_email: record('send_email') },

@@ -16,10 +16,10 @@ import {
   sendDirect,
   token,
   waitForMessage,
-} from '../support/mail';
-import { answerTurn, callTurn } from '../support/scripts';
-import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../support/temporal';
-import { scheduledActivityTypes } from '../support/history';
+} from '../../testkit/mail';
+import { answerTurn, callTurn } from '../../testkit/scripts';
+import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../../testkit/temporal';
+import { scheduledActivityTypes } from '../../testkit/history';
 
 let env: TestWorkflowEnvironment;
 

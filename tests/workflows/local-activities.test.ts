@@ -9,11 +9,11 @@ import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { AgentInput, AgentResult, Policy } from '../../shared/agent';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { LOCAL_ACTIVITIES_PATCH } from '../../workflows/agent';
-import type { History } from '../../cli/debug/history';
-import { answerTurn, callTurn } from '../support/scripts';
-import { agentWorkerOn } from '../support/agent-worker';
-import { timeSkippingEnv, uid, workflowBundle } from '../support/temporal';
-import { scheduledActivityTypes } from '../support/history';
+import type { History } from '../../client/debug/history';
+import { answerTurn, callTurn } from '../../testkit/scripts';
+import { agentWorkerOn } from '../../testkit/agent-worker';
+import { timeSkippingEnv, uid, workflowBundle } from '../../testkit/temporal';
+import { scheduledActivityTypes } from '../../testkit/history';
 
 let env: TestWorkflowEnvironment;
 

@@ -8,10 +8,10 @@ import { closeEmailConnections } from '../../activities/email';
 import type { AgentInput, AgentResult } from '../../shared/agent';
 import { stateQuery } from '../../shared/agent';
 import { createAgentWorker } from '../../workers/worker';
-import { AGENT, emailConfig, requireMailServer, sendDirect, token, waitForMessage } from '../support/mail';
-import { answerTurn, callTurn } from '../support/scripts';
-import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../support/temporal';
-import { scheduledActivityTypes } from '../support/history';
+import { AGENT, emailConfig, requireMailServer, sendDirect, token, waitForMessage } from '../../testkit/mail';
+import { answerTurn, callTurn } from '../../testkit/scripts';
+import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../../testkit/temporal';
+import { scheduledActivityTypes } from '../../testkit/history';
 
 let env: TestWorkflowEnvironment;
 

@@ -6,16 +6,16 @@
  * write on the server.
  */
 import type { TestWorkflowEnvironment } from '@temporalio/testing';
-import { startAgentRun } from '../../cli/start-run';
-import type { History } from '../../cli/debug/history';
+import { startAgentRun } from '../../client/start-run';
+import type { History } from '../../client/debug/history';
 import type { AgentInput, AgentResult } from '../../shared/agent';
 import { approveToolCallUpdate, stateQuery } from '../../shared/agent';
 import { AgentLastToolKey, AgentStatusKey, AgentStepKey } from '../../shared/search-attributes';
 import type { ScriptedTurn } from '../../shared/model';
 import { SEARCH_ATTRIBUTES_PATCH, STEP_ATTRIBUTE_EVERY_STEPS } from '../../workflows/agent/search-attributes';
-import { answerTurn, callTurn } from '../support/scripts';
-import { agentWorkerOn } from '../support/agent-worker';
-import { devServerEnv, uid, workflowBundle } from '../support/temporal';
+import { answerTurn, callTurn } from '../../testkit/scripts';
+import { agentWorkerOn } from '../../testkit/agent-worker';
+import { devServerEnv, uid, workflowBundle } from '../../testkit/temporal';
 
 let env: TestWorkflowEnvironment;
 

@@ -9,11 +9,11 @@ import type { DatabasesConfig } from '../../activities/sql/config';
 import type { AgentInput, AgentResult } from '../../shared/agent';
 import { eventsQuery } from '../../shared/agent';
 import { createAgentWorker } from '../../workers/worker';
-import { answerTurn, callTurn } from '../support/scripts';
-import type { SqlFixture } from '../support/sql-fixtures';
-import { mysqlFixture, postgresFixture } from '../support/sql-fixtures';
-import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../support/temporal';
-import { scheduledActivityTypes } from '../support/history';
+import { answerTurn, callTurn } from '../../testkit/scripts';
+import type { SqlFixture } from '../../testkit/sql-fixtures';
+import { mysqlFixture, postgresFixture } from '../../testkit/sql-fixtures';
+import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../../testkit/temporal';
+import { scheduledActivityTypes } from '../../testkit/history';
 
 let env: TestWorkflowEnvironment;
 const fixtures: SqlFixture[] = [];

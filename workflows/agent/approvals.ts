@@ -5,11 +5,11 @@ import { approveToolCallUpdate } from '../../shared/agent';
 import type {
   AgentEvent,
   ApprovalDecision,
-  CarriedCall,
   ParsedAgentInput,
   PendingApproval,
   PendingToolCall,
 } from '../../shared/agent';
+import type { CarriedCall } from './carried-state';
 import type { ApprovalPolicy } from '../../shared/approvals';
 import { summarizeArgs } from '../../shared/approvals';
 import { NotificationPriority } from '../../shared/notifications/schema';

@@ -1,4 +1,4 @@
-import { jsonBytes } from '../../shared/budgets';
+import { jsonBytes } from '../../shared/temporal-limits';
 
 /**
  * A list that keeps its newest items within a count and a byte budget (the JSON size of what it

@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/workflow';
-import type { AgentInput, CarriedState } from '../../shared/agent';
-import { BUDGETS, jsonBytes, overBudgetMessage } from '../../shared/budgets';
+import type { AgentInput } from '../../shared/agent';
+import type { CarriedState } from './carried-state';
+import { SIZE_BUDGETS, jsonBytes, overBudgetMessage } from '../../shared/temporal-limits';
 
 /**
  * The state to continue as new with, fitted into one payload with the run's input: built, and
@@ -14,15 +15,15 @@ export function fitCarriedState(
 ): CarriedState {
   let carried = build();
   for (const shrink of shrinks) {
-    if (jsonBytes([rawInput, carried]) <= BUDGETS.continueAsNewInputBytes) return carried;
+    if (jsonBytes([rawInput, carried]) <= SIZE_BUDGETS.continueAsNewInputBytes) return carried;
     shrink();
     carried = build();
   }
   const bytes = jsonBytes([rawInput, carried]);
-  if (bytes > BUDGETS.continueAsNewInputBytes) {
+  if (bytes > SIZE_BUDGETS.continueAsNewInputBytes) {
     throw ApplicationFailure.create({
       type: 'CarriedStateTooLarge',
-      message: overBudgetMessage('The state to continue with', bytes, BUDGETS.continueAsNewInputBytes),
+      message: overBudgetMessage('The state to continue with', bytes, SIZE_BUDGETS.continueAsNewInputBytes),
       nonRetryable: true,
     });
   }

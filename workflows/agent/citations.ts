@@ -1,4 +1,4 @@
-import { BUDGETS } from '../../shared/budgets';
+import { SIZE_BUDGETS } from '../../shared/temporal-limits';
 import type { CitationState } from '../../shared/citations';
 import {
   DEFAULT_MAX_TEXT_CHARS,
@@ -32,7 +32,7 @@ export class RunCitations {
     if (!records) return undefined;
     const query = (args as { query?: unknown } | undefined)?.query;
     const applied = applyCitations(this.state, records, typeof query === 'string' ? { query } : {});
-    this.state = boundCitationState(applied.state, BUDGETS.citationsBytes);
+    this.state = boundCitationState(applied.state, SIZE_BUDGETS.citationsBytes);
     if (!result.dataRef || applied.picks.length === 0) return applied.content;
     return {
       search: result.dataRef,
@@ -40,7 +40,7 @@ export class RunCitations {
       maxTextChars: DEFAULT_MAX_TEXT_CHARS,
       preview: previewOf(
         applied.records.map((r) => `[${r.sign}${r.cite_index}] ${r.title}`).join('; '),
-        BUDGETS.toolResultPreviewBytes,
+        SIZE_BUDGETS.toolResultPreviewBytes,
       ),
       bytes: result.dataBytes ?? 0,
     };

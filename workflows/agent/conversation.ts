@@ -1,12 +1,7 @@
-import { BUDGETS, utf8Bytes } from '../../shared/budgets';
+import { SIZE_BUDGETS, utf8Bytes } from '../../shared/temporal-limits';
 import { BoundedList } from './bounded-list';
-import type {
-  CarriedConversation,
-  CarriedState,
-  TranscriptEntry,
-  TranscriptPage,
-  TranscriptQueryArgs,
-} from '../../shared/agent';
+import type { TranscriptEntry, TranscriptPage, TranscriptQueryArgs } from '../../shared/agent';
+import type { CarriedConversation, CarriedState } from './carried-state';
 import { isTextRef, previewOf, storedTextBytes } from '../../shared/content';
 import type { ContentRef } from '../../shared/content';
 import type { ConversationMessage, ToolMessageContent } from '../../shared/conversation';
@@ -77,7 +72,7 @@ export class ConversationLog {
     this.unsent = [...state.unsent];
     this.total = state.total;
     this.recentCallIds = [...state.recentCallIds];
-    this.entries = new BoundedList(MAX_ENTRIES, BUDGETS.transcriptBytes, transcript);
+    this.entries = new BoundedList(MAX_ENTRIES, SIZE_BUDGETS.transcriptBytes, transcript);
   }
 
   /** A new run's conversation: the system prompt and the task. */

@@ -1,4 +1,4 @@
-import { BUDGETS, jsonBytes, truncateUtf8 } from '../../shared/budgets';
+import { SIZE_BUDGETS, jsonBytes, truncateUtf8 } from '../../shared/temporal-limits';
 import { BoundedList } from './bounded-list';
 import type { AgentEvent } from '../../shared/agent';
 
@@ -22,14 +22,14 @@ export function eventArgs(args: unknown): unknown {
 
 /**
  * The run's recent events for live progress (`events` query), numbered in order, bounded by count
- * and by BUDGETS.eventsBytes: the oldest are dropped first.
+ * and by SIZE_BUDGETS.eventsBytes: the oldest are dropped first.
  */
 export class EventLog {
   private readonly events: BoundedList<AgentEvent>;
   seq: number;
 
   constructor(carried: AgentEvent[] = [], seq = 0) {
-    this.events = new BoundedList(MAX_EVENTS, BUDGETS.eventsBytes, carried);
+    this.events = new BoundedList(MAX_EVENTS, SIZE_BUDGETS.eventsBytes, carried);
     this.seq = seq;
   }
 

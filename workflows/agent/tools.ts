@@ -1,6 +1,7 @@
 import { ActivityFailure, isCancellation, patched } from '@temporalio/workflow';
 import type { ToolActivity } from '../../activities/types';
-import type { CarriedCall, CarriedTurn, PendingApproval, PendingToolCall } from '../../shared/agent';
+import type { PendingApproval, PendingToolCall } from '../../shared/agent';
+import type { CarriedCall, CarriedTurn } from './carried-state';
 import type { ApprovalPolicy } from '../../shared/approvals';
 import { approvalReason, isUntrustedSource } from '../../shared/approvals';
 import type { ConversationMessage, ToolMessageContent } from '../../shared/conversation';

@@ -1,6 +1,6 @@
 import { log } from '@temporalio/workflow';
 import type { AgentEvent } from '../../shared/agent';
-import { BUDGETS, formatBytes, truncateUtf8, utf8Bytes } from '../../shared/budgets';
+import { SIZE_BUDGETS, formatBytes, truncateUtf8, utf8Bytes } from '../../shared/temporal-limits';
 
 /** Messages the user sent into the run, waiting for the next model turn (carried over continue-as-new). */
 export class UserMessages {
@@ -18,12 +18,12 @@ export class UserMessages {
       log.warn('Ignored userMessage signal without text');
       return;
     }
-    const text = truncateUtf8(raw, BUDGETS.userMessageBytes, 'message').text;
+    const text = truncateUtf8(raw, SIZE_BUDGETS.userMessageBytes, 'message').text;
     const waiting = this.pending.reduce((n, t) => n + utf8Bytes(t), 0);
-    if (waiting + utf8Bytes(text) > BUDGETS.pendingUserMessagesBytes) {
+    if (waiting + utf8Bytes(text) > SIZE_BUDGETS.pendingUserMessagesBytes) {
       this.emit({
         kind: 'error',
-        text: `User message dropped: messages waiting for the next turn would exceed ${formatBytes(BUDGETS.pendingUserMessagesBytes)}. Send it again after the agent's next turn.`,
+        text: `User message dropped: messages waiting for the next turn would exceed ${formatBytes(SIZE_BUDGETS.pendingUserMessagesBytes)}. Send it again after the agent's next turn.`,
         isError: true,
       });
       return;

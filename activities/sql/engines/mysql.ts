@@ -3,7 +3,7 @@ import type { FieldPacket, PoolConnection, ResultSetHeader } from 'mysql2';
 import type { MysqlConnectionConfig } from '../config';
 import { SqlConnectError } from '../errors';
 import type { Socket } from 'node:net';
-import { BUDGETS } from '../../../shared/budgets';
+import { SIZE_BUDGETS } from '../../../shared/temporal-limits';
 import { withDeadline } from './deadline';
 import { watchWireBytes } from './wire-budget';
 import type { SessionOptions, SqlEngine, SqlSession, StatementResult } from './types';
@@ -105,7 +105,7 @@ export class MysqlEngine implements SqlEngine {
     const wire = watchWireBytes(
       (conn as unknown as { connection?: { stream?: Socket }; stream?: Socket }).stream ??
         (conn as unknown as { connection?: { stream?: Socket } }).connection?.stream,
-      BUDGETS.sqlWireBytes,
+      SIZE_BUDGETS.sqlWireBytes,
       opts.signal,
     );
     const session: SqlSession = {

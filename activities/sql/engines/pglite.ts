@@ -3,7 +3,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { sampleStatements } from '../../../examples/sample-db/seed';
+import { sampleStatements } from '../sample-db/seed';
 import type { PgliteConnectionConfig } from '../config';
 import { SqlConnectError, SqlTimeoutError } from '../errors';
 import { withDeadline } from './deadline';

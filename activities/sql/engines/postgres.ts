@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { PostgresConnectionConfig } from '../config';
 import { SqlConnectError } from '../errors';
 import type { Socket } from 'node:net';
-import { BUDGETS } from '../../../shared/budgets';
+import { SIZE_BUDGETS } from '../../../shared/temporal-limits';
 import { withDeadline } from './deadline';
 import { watchWireBytes } from './wire-budget';
 import type { SessionOptions, SqlEngine, SqlSession, StatementResult } from './types';
@@ -99,7 +99,7 @@ export class PostgresEngine implements SqlEngine {
     // Stops a statement whose rows (or one huge value) would not fit the worker's byte budget.
     const wire = watchWireBytes(
       (client as unknown as { connection?: { stream?: Socket } }).connection?.stream,
-      BUDGETS.sqlWireBytes,
+      SIZE_BUDGETS.sqlWireBytes,
       opts.signal,
     );
     const session: SqlSession = {

@@ -1,0 +1,23 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { Citation } from '../citations';
+import type { AgentEvent } from '../api-shapes';
+import type { AgentStateView, ApprovalDecision, TranscriptPage, TranscriptQueryArgs } from './views';
+
+/** Signal: a user message for the running agent, read before its next model turn. */
+export const userMessageSignal = defineSignal<[{ text: string }]>('userMessage');
+/** Query: status, step, usage, pending tool calls, last error. */
+export const stateQuery = defineQuery<AgentStateView>('state');
+/** Query: the recent conversation, message texts as previews; pages back with `before`. */
+export const transcriptQuery = defineQuery<TranscriptPage, [TranscriptQueryArgs?]>('transcript');
+/** Query: events after `since` (a sequence number), for live progress. */
+export const eventsQuery = defineQuery<AgentEvent[], [{ since?: number }?]>('events');
+/** Query: every citation of the run (`[[a1]]` → its full search record), for rendering final answers. */
+export const citationsQuery = defineQuery<Citation[]>('citations');
+/** Update: approve (optionally with edited arguments) or reject a tool call waiting for approval. */
+export const approveToolCallUpdate = defineUpdate<
+  { toolCallId: string; approved: boolean; editedArgs?: boolean },
+  [ApprovalDecision]
+>('approveToolCall');
+
+/** Workflow type name of the agent workflow. */
+export const AGENT_WORKFLOW_TYPE = 'agentWorkflow';

@@ -1,0 +1,390 @@
+import type { Client } from '@temporalio/client';
+import { startAgentRun } from '../client/start-run';
+import type { AgentInput } from '../shared/agent';
+import { approveToolCallUpdate, stateQuery, userMessageSignal } from '../shared/agent';
+import { inboxWorkflowId, markReadSignal, notifySignal } from '../shared/notifications/messages';
+import type { WorkerConfig } from '../workers/config';
+import { emailConfig } from './mail';
+import { answerTurn, callTurn } from './scripts';
+import { SearchConfigSchema } from '../activities/search/config';
+import { tempDir } from './temporal';
+
+/** One recorded scenario: starts a run (and drives it), returns the workflow ids whose histories to keep. */
+export interface Scenario {
+  name: string;
+  /** Worker configuration the scenario needs (connections for its tools). */
+  config?: () => Partial<WorkerConfig>;
+  run(client: Client, taskQueue: string, id: string): Promise<string[]>;
+}
+
+async function until(check: () => Promise<boolean>, what: string): Promise<void> {
+  for (let i = 0; i < 300; i++) {
+    if (await check()) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+async function agent(client: Client, taskQueue: string, id: string, input: AgentInput): Promise<string[]> {
+  await client.workflow.execute('agentWorkflow', { taskQueue, workflowId: id, args: [input] });
+  return [id];
+}
+
+/**
+ * The scenarios whose histories are committed under tests/replay/histories and replayed on every
+ * test run. Re-record on purpose with `npx tsx scripts/record-histories.ts` after a deliberate,
+ * versioned change (see docs/versioning.md).
+ */
+export const SCENARIOS: Scenario[] = [
+  {
+    name: 'utility-tools',
+    run: (client, tq, id) =>
+      agent(client, tq, id, {
+        task: 'utility tools',
+        tools: ['get_time', 'calculator', 'wait'],
+        model: {
+          provider: 'scripted',
+          turns: [
+            callTurn(
+              ['get_time', { timezone: 'Europe/Paris' }, 't'],
+              ['calculator', { expression: '6*7' }, 'c'],
+            ),
+            callTurn(
+              ['wait', { seconds: 1 }, 'w'],
+              ['calculator', { expr: 'bad' }, 'bad'],
+              ['nope', {}, 'unknown'],
+            ),
+            answerTurn('{{result:c}}'),
+          ],
+        },
+      }),
+  },
+  {
+    // Started as the CLI starts runs (with the agent's search attributes), so the run upserts them:
+    // the step, the last tool, an approval wait and the end.
+    name: 'search-attributes',
+    async run(client, tq, id) {
+      const turns = [
+        ...Array.from({ length: 6 }, (_, i) =>
+          callTurn(
+            i % 2
+              ? ['calculator', { expression: `${i}*2` }, `c${i}`]
+              : ['get_time', { timezone: 'UTC' }, `t${i}`],
+          ),
+        ),
+        callTurn(['calculator', { expression: '7*7' }, 'ask']),
+        answerTurn('{{result:ask}}'),
+      ];
+      const handle = await startAgentRun(
+        client,
+        {
+          task: 'search attributes',
+          tools: ['get_time', 'calculator'],
+          model: { provider: 'scripted', turns },
+          policy: { requireApproval: ['calculator'], approvalTimeout: '10 minutes' },
+        },
+        { taskQueue: tq, workflowId: id },
+      );
+      for (const toolCallId of ['c1', 'c3', 'c5', 'ask']) {
+        await until(
+          async () =>
+            (await handle.query(stateQuery)).approvals?.some((a) => a.toolCallId === toolCallId) ?? false,
+          `approval of ${toolCallId}`,
+        );
+        await handle.executeUpdate(approveToolCallUpdate, { args: [{ toolCallId, approve: true }] });
+      }
+      await handle.result();
+      return [id];
+    },
+  },
+  {
+    // The fast path: model calls and quick tools as local activities, the wait a regular one.
+    name: 'local-activities',
+    run: (client, tq, id) =>
+      agent(client, tq, id, {
+        task: 'fast path',
+        tools: ['get_time', 'calculator', 'wait'],
+        model: {
+          provider: 'scripted',
+          turns: [
+            callTurn(['get_time', { timezone: 'UTC' }, 't'], ['calculator', { expression: '6*7' }, 'c']),
+            callTurn(['wait', { seconds: 1 }, 'w'], ['calculator', { expression: '1/0' }, 'z']),
+            answerTurn('{{result:c}}'),
+          ],
+        },
+        policy: { localActivities: 'auto' },
+      }),
+  },
+  {
+    name: 'search',
+    config: () => ({
+      search: SearchConfigSchema.parse({ knowledgeBase: { dataDir: tempDir('replay-kb') } }),
+    }),
+    run: (client, tq, id) =>
+      agent(client, tq, id, {
+        task: 'search',
+        tools: ['knowledge_base_search'],
+        model: {
+          provider: 'scripted',
+          turns: [
+            callTurn(['knowledge_base_search', { query: 'continue as new', max_results: 2 }, 'k1']),
+            callTurn(['knowledge_base_search', { query: 'signals and queries', max_results: 2 }, 'k2']),
+            answerTurn('see [[a1]]'),
+          ],
+        },
+      }),
+  },
+  {
+    name: 'sql',
+    run: (client, tq, id) =>
+      agent(client, tq, id, {
+        task: 'sql',
+        tools: ['sql_schema', 'sql_query'],
+        model: {
+          provider: 'scripted',
+          turns: [
+            callTurn(['sql_schema', {}, 'schema']),
+            callTurn(
+              [
+                'sql_query',
+                { sql: 'SELECT count(*) AS n FROM orders WHERE status = $1', params: ['shipped'] },
+                'q',
+              ],
+              ['sql_query', { sql: 'DELETE FROM orders' }, 'refused'],
+            ),
+            answerTurn('{{result:q}}'),
+          ],
+        },
+      }),
+  },
+  {
+    // Results over the inline budget travel by reference (content store), and model calls carry
+    // only what is new: the history holds previews and references.
+    name: 'large-results',
+    run: (client, tq, id) =>
+      agent(client, tq, id, {
+        task: 'large results',
+        tools: ['sql_query'],
+        model: {
+          provider: 'scripted',
+          turns: [
+            callTurn(['sql_query', { sql: 'SELECT repeat(chr(65), 60000) AS big' }, 'big1']),
+            callTurn(['sql_query', { sql: 'SELECT repeat(chr(66), 60000) AS big' }, 'big2']),
+            answerTurn('Both values read.'),
+          ],
+        },
+      }),
+  },
+  {
+    name: 'email',
+    config: () => ({ email: emailConfig() }),
+    run: (client, tq, id) =>
+      agent(client, tq, id, {
+        task: 'email',
+        tools: ['send_email', 'fetch_email'],
+        policy: { approvals: { tools: { send_email: 'never' } } },
+        model: {
+          provider: 'scripted',
+          turns: [
+            callTurn([
+              'send_email',
+              { to: ['user@example.test'], subject: `replay ${id}`, text: 'hello' },
+              's1',
+            ]),
+            callTurn(['fetch_email', { unseenOnly: true, limit: 5 }, 'f1']),
+            answerTurn('sent'),
+          ],
+        },
+      }),
+  },
+  {
+    name: 'notifications',
+    run: (client, tq, id) =>
+      agent(client, tq, id, {
+        task: 'notifications',
+        tools: ['notify_user'],
+        notify: { user: `${id}-user` },
+        model: {
+          provider: 'scripted',
+          turns: [
+            callTurn(
+              ['notify_user', { message: '0%', type: 'progress', id: 'p', priority: 10 }, 'n1'],
+              ['notify_user', { message: 'x', type: 'critical' }, 'n2'],
+            ),
+            callTurn(['notify_user', { message: 'done', type: 'success', id: 'p' }, 'n3']),
+            answerTurn('ok'),
+          ],
+        },
+      }),
+  },
+  {
+    name: 'approvals',
+    async run(client, tq, id) {
+      const handle = await client.workflow.start('agentWorkflow', {
+        taskQueue: tq,
+        workflowId: id,
+        args: [
+          {
+            task: 'approvals',
+            tools: ['calculator'],
+            policy: { requireApproval: ['calculator'], approvalTimeout: '2 seconds' },
+            model: {
+              provider: 'scripted',
+              turns: [
+                callTurn(
+                  ['calculator', { expression: '1+1' }, 'yes'],
+                  ['calculator', { expression: '2+2' }, 'no'],
+                ),
+                callTurn(['calculator', { expression: '3+3' }, 'late']),
+                answerTurn('{{last_tool_results}}'),
+              ],
+            },
+          } satisfies AgentInput,
+        ],
+      });
+      await until(
+        async () => (await handle.query(stateQuery)).pendingToolCalls.length === 2,
+        'two approvals',
+      );
+      await handle.signal(userMessageSignal, { text: 'only the first one' });
+      await handle.executeUpdate(approveToolCallUpdate, { args: [{ toolCallId: 'yes', approve: true }] });
+      await handle.executeUpdate(approveToolCallUpdate, {
+        args: [{ toolCallId: 'no', approve: false, reason: 'not needed' }],
+      });
+      await handle.result(); // 'late' times out after 2 s
+      return [id];
+    },
+  },
+  {
+    name: 'continue-as-new',
+    async run(client, tq, id) {
+      const handle = await client.workflow.start('agentWorkflow', {
+        taskQueue: tq,
+        workflowId: id,
+        args: [
+          {
+            task: 'continue as new',
+            tools: ['calculator'],
+            policy: { continueAsNewAfterSteps: 1 },
+            model: {
+              provider: 'scripted',
+              turns: [
+                callTurn(['calculator', { expression: '1' }, 'a']),
+                callTurn(['calculator', { expression: '2' }, 'b']),
+                answerTurn('{{result:a}}{{result:b}}'),
+              ],
+            },
+          } satisfies AgentInput,
+        ],
+      });
+      await handle.result();
+      // Keep the first run (ends with continue-as-new) and the last (completes).
+      return [`${id}@${handle.firstExecutionRunId}`, id];
+    },
+  },
+  {
+    name: 'cancellation',
+    async run(client, tq, id) {
+      const handle = await client.workflow.start('agentWorkflow', {
+        taskQueue: tq,
+        workflowId: id,
+        args: [
+          {
+            task: 'cancel me',
+            tools: ['wait'],
+            model: {
+              provider: 'scripted',
+              turns: [callTurn(['wait', { seconds: 30 }, 'w']), answerTurn('never')],
+            },
+          } satisfies AgentInput,
+        ],
+      });
+      await until(
+        async () => (await handle.query(stateQuery)).pendingToolCalls.some((p) => p.state === 'running'),
+        'the wait',
+      );
+      await new Promise((r) => setTimeout(r, 1500));
+      await handle.cancel();
+      await handle.result().catch(() => undefined);
+      return [id];
+    },
+  },
+  {
+    name: 'inbox',
+    async run(client, tq, id) {
+      const user = `${id}-user`;
+      const handle = await client.workflow.signalWithStart('inboxWorkflow', {
+        workflowId: inboxWorkflowId(user),
+        taskQueue: tq,
+        args: [{ maxNotifications: 3, continueAsNewAfter: 5 }],
+        signal: notifySignal,
+        signalArgs: [{ message: 'first' }],
+      });
+      for (let i = 2; i <= 4; i++)
+        await handle.signal(notifySignal, { message: `n${i}`, id: i === 4 ? 'x' : undefined });
+      await handle.signal(notifySignal, { message: 'bad', priority: 15 } as never);
+      await handle.signal(markReadSignal, { all: true });
+      await until(async () => (await handle.describe()).runId !== handle.signaledRunId, 'continue-as-new');
+      await handle.terminate('recorded');
+      return [`${inboxWorkflowId(user)}@${handle.signaledRunId}`];
+    },
+  },
+  {
+    // Approval policies (send_email asks by default; the user approves with edited arguments, the
+    // request notice updated in place in the inbox) and a token budget that warns, then stops the
+    // run with a tool-less summary turn.
+    name: 'policies-and-budgets',
+    config: () => ({ email: emailConfig() }),
+    async run(client, tq, id) {
+      const usage = { inputTokens: 250, outputTokens: 50 };
+      const calc = (n: number) => ({
+        ...callTurn(['calculator', { expression: `${n}*${n}` }, `c${n}`]),
+        usage,
+      });
+      const handle = await client.workflow.start('agentWorkflow', {
+        taskQueue: tq,
+        workflowId: id,
+        args: [
+          {
+            task: 'approval policies',
+            tools: ['send_email', 'calculator'],
+            notify: { user: `${id}-user` },
+            policy: { maxTokens: 1000, approvalTimeout: '10 minutes' },
+            model: {
+              provider: 'scripted',
+              turns: [
+                {
+                  ...callTurn([
+                    'send_email',
+                    { to: ['x@elsewhere.example'], subject: 'draft', text: 'draft' },
+                    's1',
+                  ]),
+                  usage,
+                },
+                calc(2),
+                calc(3),
+                calc(4),
+                { content: 'Summary: one mail sent, three products computed.', usage },
+              ],
+            },
+          } satisfies AgentInput,
+        ],
+      });
+      await until(
+        async () => ((await handle.query(stateQuery)).approvals ?? []).length === 1,
+        'the approval',
+      );
+      await handle.executeUpdate(approveToolCallUpdate, {
+        args: [
+          {
+            toolCallId: 's1',
+            approve: true,
+            args: { to: ['user@example.test'], subject: `replay ${id}`, text: 'edited' },
+          },
+        ],
+      });
+      await handle.result();
+      return [id];
+    },
+  },
+];
