@@ -9,7 +9,7 @@
 /** What replaces a word of private text. */
 export const REDACTED = '[redacted]';
 
-/** Longest sanitised message: enough for the fixed wording of an error, too short for a dump. */
+/** Longest sanitized message: enough for the fixed wording of an error, too short for a dump. */
 export const MAX_SANITISED_CHARS = 300;
 
 /** Words shorter than this are not treated as private (they would blank out "at", "of", numbers). */
@@ -18,7 +18,7 @@ const MIN_PRIVATE_WORD_CHARS = 3;
 /** Nesting followed when collecting words; deeper values are covered by the quote and URL rules. */
 const MAX_DEPTH = 12;
 
-/** A set of lower-case words that must not appear in a sanitised message. */
+/** A set of lower-case words that must not appear in a sanitized message. */
 export type PrivateWords = ReadonlySet<string>;
 
 const WORD = /[\p{L}\p{N}]+/gu;
@@ -67,7 +67,7 @@ const EMAIL = /[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/gu;
  * email addresses become `[email]`, and any whitespace-separated word containing one of `words`
  * becomes `[redacted]`. One line, at most {@link MAX_SANITISED_CHARS} characters.
  */
-export function sanitiseMessage(message: string, words: PrivateWords = new Set()): string {
+export function sanitizeMessage(message: string, words: PrivateWords = new Set()): string {
   let out = message
     .replace(/\s*\r?\n\s*/g, ' ')
     .replace(QUOTED, '"…"')
@@ -91,7 +91,7 @@ export function sanitiseMessage(message: string, words: PrivateWords = new Set()
 export interface ErrorSummary {
   /** The failure type (`ApplicationFailure` type such as `InvalidExpression`), else the error's name. */
   type: string;
-  /** The sanitised message. */
+  /** The sanitized message. */
   message: string;
 }
 
@@ -107,16 +107,16 @@ export function errorTypeOf(err: unknown): string {
   return 'Error';
 }
 
-/** A thrown value's type and sanitised message. */
+/** A thrown value's type and sanitized message. */
 export function summariseError(err: unknown, words?: PrivateWords): ErrorSummary {
   const raw =
     err !== null && typeof err === 'object' && typeof (err as { message?: unknown }).message === 'string'
       ? (err as { message: string }).message
       : String(err);
-  return { type: errorTypeOf(err), message: sanitiseMessage(raw, words) };
+  return { type: errorTypeOf(err), message: sanitizeMessage(raw, words) };
 }
 
-/** `Type: sanitised message`, the form errors take on spans and in log lines. */
+/** `Type: sanitized message`, the form errors take on spans and in log lines. */
 export function describeError(err: unknown, words?: PrivateWords): string {
   const { type, message } = summariseError(err, words);
   return message ? `${type}: ${message}` : type;

@@ -12,7 +12,7 @@ DOMPurify.addHook('afterSanitizeAttributes', (node) => {
   }
 });
 
-/** A fragment holding the sanitised HTML. */
+/** A fragment holding the sanitized HTML. */
 export function sanitizedFragment(htmlText: string): DocumentFragment {
   return DOMPurify.sanitize(htmlText, {
     RETURN_DOM_FRAGMENT: true,

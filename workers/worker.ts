@@ -7,7 +7,7 @@ import type { ContentStore } from '../activities/content/store';
 import type { WorkerConfig } from './config';
 import { ActivityOutcomeLogger } from './observability/interceptors';
 import { PrivateValuesInterceptor } from './observability/private-values';
-import { ErrorSanitiser } from './observability/sanitise-errors';
+import { ErrorSanitizer } from './observability/sanitize-errors';
 import { AesGcmCodec } from './payload-codec';
 import { secretsOfConfig } from '../shared/redact-secrets';
 import type { Tracing } from './observability/tracing';
@@ -131,8 +131,8 @@ export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worke
       // The call's arguments are known to everything inside it (to redact them from messages);
       // Temporal's tracing interceptor comes next, so the agent's spans nest under RunActivity.
       activity: [
-        // Outermost: what leaves an activity (into the SDK's log and into history) is sanitised last.
-        () => ({ inbound: new ErrorSanitiser(secrets) }),
+        // Outermost: what leaves an activity (into the SDK's log and into history) is sanitized last.
+        () => ({ inbound: new ErrorSanitizer(secrets) }),
         () => ({ inbound: new PrivateValuesInterceptor() }),
         ...(opts.tracing ? opts.tracing.activityInterceptors.slice(0, 1) : []),
         () => ({ inbound: new ActivityOutcomeLogger() }),

@@ -4,7 +4,7 @@
  * HTML shell painted at once (header, navigation, headings) plus one script and one stylesheet
  * built from `web/`; the script reads the API the pages sit next to. The API's hardening (Host and
  * origin checks) runs before these routes; the shell adds a strict Content-Security-Policy so no
- * inline or foreign script can run even if something slipped past the sanitiser.
+ * inline or foreign script can run even if something slipped past the sanitizer.
  */
 import type { Context, Hono } from 'hono';
 import { deleteCookie, setCookie } from 'hono/cookie';

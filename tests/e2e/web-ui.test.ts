@@ -2,7 +2,7 @@
  * The web UI in a real browser (Debian's chromium driven by playwright-core) against a real dev
  * server, a worker process and the API server: notifications from an agent run arrive as toasts
  * and in the list, progress updates stay one item, mark-all-read agrees with the inbox's
- * `unreadCount` query, sanitised detail HTML runs nothing, an approval answered on the run page
+ * `unreadCount` query, sanitized detail HTML runs nothing, an approval answered on the run page
  * lets the run finish, the inbox recovers after the API restarts, and the login page sets an
  * HttpOnly cookie. First paint is measured and printed.
  *
@@ -119,7 +119,7 @@ async function newPage(): Promise<Page> {
   return page;
 }
 
-test('inbox: toasts and list, progress in place, sanitised detail, mark all read, API restart', async () => {
+test('inbox: toasts and list, progress in place, sanitized detail, mark all read, API restart', async () => {
   const user = uid('ana');
   const target = inboxWorkflowId(user);
   const page = await newPage();

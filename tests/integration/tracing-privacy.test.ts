@@ -216,7 +216,7 @@ describe('private text stays out of spans and logs', () => {
     expect(expected.filter((m) => !history.includes(mark(m)))).toEqual([]);
   }
 
-  test('OTLP export and JSON logs carry no private text; failures show their type and a sanitised message', async () => {
+  test('OTLP export and JSON logs carry no private text; failures show their type and a sanitized message', async () => {
     const receiver: OtlpReceiver = await startOtlpReceiver();
     try {
       const out = await privateRun({

@@ -1,5 +1,5 @@
 /**
- * The sanitiser spans and log lines share, and what a span keeps on its way out.
+ * The sanitizer spans and log lines share, and what a span keeps on its way out.
  */
 import { SpanKind, SpanStatusCode } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
@@ -10,23 +10,23 @@ import {
   MAX_SANITISED_CHARS,
   privateWords,
   REDACTED,
-  sanitiseMessage,
+  sanitizeMessage,
 } from '../../shared/private-text';
 import { SPAN_ATTR } from '../../workers/observability/agent-spans';
 import { redactSpan } from '../../workers/observability/span-privacy';
 
-describe('sanitiseMessage', () => {
+describe('sanitizeMessage', () => {
   test('quoted parts, URL paths and email addresses go; the fixed wording stays', () => {
-    expect(sanitiseMessage('Cannot evaluate "2 +* Zephyr": unexpected "*" at position 3.')).toBe(
+    expect(sanitizeMessage('Cannot evaluate "2 +* Zephyr": unexpected "*" at position 3.')).toBe(
       'Cannot evaluate "…": unexpected "…" at position 3.',
     );
-    expect(sanitiseMessage("Folder 'Clients/Zephyr' not found; can't open it")).toBe(
+    expect(sanitizeMessage("Folder 'Clients/Zephyr' not found; can't open it")).toBe(
       'Folder "…" not found; can\'t open it',
     );
     expect(
-      sanitiseMessage('GET https://bob:pw@search.example/q?query=zephyr failed, and http://h:80 too'),
+      sanitizeMessage('GET https://bob:pw@search.example/q?query=zephyr failed, and http://h:80 too'),
     ).toBe('GET https://search.example/… failed, and http://h:80 too');
-    expect(sanitiseMessage('Recipient zephyr.ann@example.com refused')).toBe('Recipient [email] refused');
+    expect(sanitizeMessage('Recipient zephyr.ann@example.com refused')).toBe('Recipient [email] refused');
   });
 
   test('every word that occurs in the call’s input is redacted, whatever its case or surroundings', () => {
@@ -34,13 +34,13 @@ describe('sanitiseMessage', () => {
     expect(words.has('zephyr')).toBe(true);
     expect(words.has('12345')).toBe(true);
     expect(words.has('c1')).toBe(false); // shorter than 3 characters: not treated as private
-    expect(sanitiseMessage('searxng answered 400: no results for ZEPHYR/budget (id 12345)', words)).toBe(
+    expect(sanitizeMessage('searxng answered 400: no results for ZEPHYR/budget (id 12345)', words)).toBe(
       `searxng answered 400: no results for ${REDACTED} (id ${REDACTED}`,
     );
   });
 
   test('one line, bounded', () => {
-    const out = sanitiseMessage(`first\nsecond ${'x'.repeat(1000)}`);
+    const out = sanitizeMessage(`first\nsecond ${'x'.repeat(1000)}`);
     expect(out.startsWith('first second ')).toBe(true);
     expect(out.includes('\n')).toBe(false);
     expect(out.length).toBe(MAX_SANITISED_CHARS);
@@ -107,7 +107,7 @@ describe('redactSpan', () => {
     expect(out.spanContext().spanId).toBe('b'.repeat(16));
   });
 
-  test('status and exception: type plus sanitised message, stack frames without the message line', () => {
+  test('status and exception: type plus sanitized message, stack frames without the message line', () => {
     const out = redactSpan(
       span({
         status: { code: SpanStatusCode.ERROR, message: 'Unknown zone Zephyr/Moon' },

@@ -31,7 +31,7 @@ const activityMeta = {
 };
 
 test('a text line: one line, no task token, constant fields left out, values quoted when needed', () => {
-  // The call's words are only gathered for a line with free text to sanitise: not for this one.
+  // The call's words are only gathered for a line with free text to sanitize: not for this one.
   const words = jest.fn(() => new Set<string>());
   const record = logRecord(entry({ meta: activityMeta }), 'INFO', words);
   expect(words).not.toHaveBeenCalled();
@@ -46,7 +46,7 @@ test('a text line: one line, no task token, constant fields left out, values quo
   expect(textLine(record!, true)).toContain('\x1b[32mINFO \x1b[0m');
 });
 
-test('JSON records keep the same fields (minus the task token) and every error is type plus sanitised message', () => {
+test('JSON records keep the same fields (minus the task token) and every error is type plus sanitized message', () => {
   const err = ApplicationFailure.create({
     type: 'SearchBadRequest',
     message: 'searxng at http://127.0.0.1:9/search?q=zephyr answered 400: no results for Zephyr plans',

@@ -33,7 +33,7 @@ export const SPAN_ATTR = {
 /**
  * Adds one span per model call (`chat <model>`) and per tool call (`execute_tool <tool>`) inside
  * the activity attempt, with step, token usage and outcome. Arguments, prompts and results are
- * never recorded; a failure shows its type and a sanitised message.
+ * never recorded; a failure shows its type and a sanitized message.
  */
 export class AgentSpanInterceptor implements ActivityInboundCallsInterceptor {
   constructor(private readonly tracer: otel.Tracer) {}

@@ -9,7 +9,7 @@ import { currentPrivateWords } from './private-values';
  * Logs one structured line per activity attempt outcome through Temporal's logger: type, id,
  * attempt, workflow id and duration, and for model and tool calls the step, model or tool, call id,
  * tokens and outcome. Arguments, prompts and results are never logged: they may hold user data.
- * A failure is logged as its type and a sanitised message (no word of the arguments).
+ * A failure is logged as its type and a sanitized message (no word of the arguments).
  */
 export class ActivityOutcomeLogger implements ActivityInboundCallsInterceptor {
   async execute(

@@ -1,7 +1,7 @@
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { LogEntry, LogLevel } from '@temporalio/worker';
 import type { PrivateWords } from '../../shared/private-text';
-import { describeError, sanitiseMessage } from '../../shared/private-text';
+import { describeError, sanitizeMessage } from '../../shared/private-text';
 import { currentPrivateWords } from './private-values';
 
 /** Fields that name things (ids, types, states) and are written as they are. */
@@ -42,10 +42,10 @@ export type LogRecord = { time: string; level: LogLevel; msg: string } & Record<
 
 /**
  * The record a log entry becomes, or undefined when it is not written. Every string that is not an
- * identity field, and every error (as `Type: message`), is sanitised: quoted parts, URL paths,
+ * identity field, and every error (as `Type: message`), is sanitized: quoted parts, URL paths,
  * email addresses and the words of the running activity's arguments (`words`, asked for only when
  * such a value is there) are replaced, and each value is one line. The message is the code's own
- * wording: it is sanitised without the words. Temporal's own `Activity failed` line is dropped: the worker writes `activity
+ * wording: it is sanitized without the words. Temporal's own `Activity failed` line is dropped: the worker writes `activity
  * failed` for every failed attempt, with the call's facts. A multi-line INFO message (the
  * bundler's module list) is a dump rather than an event and is kept for DEBUG.
  */
@@ -67,7 +67,7 @@ export function logRecord(
   return {
     time: new Date(Number(entry.timestampNanos / 1_000_000n)).toISOString(),
     level,
-    msg: sanitiseMessage(entry.message),
+    msg: sanitizeMessage(entry.message),
     ...fields,
   };
 }
@@ -75,7 +75,7 @@ export function logRecord(
 function safeValue(key: string, value: unknown, words: () => PrivateWords, depth: number): unknown {
   if (value === null || typeof value === 'number' || typeof value === 'boolean') return value;
   if (typeof value === 'string') {
-    return IDENTITY_FIELDS.has(key) ? value.replace(/\s*\r?\n\s*/g, ' ') : sanitiseMessage(value, words());
+    return IDENTITY_FIELDS.has(key) ? value.replace(/\s*\r?\n\s*/g, ' ') : sanitizeMessage(value, words());
   }
   if (value instanceof Error) return describeError(value, words());
   if (typeof value === 'bigint') return value.toString();

@@ -6,7 +6,7 @@ import type { OpenTelemetryWorkflowExporter, SerializableSpan } from '@temporali
 import type { InjectedSink } from '@temporalio/worker';
 import type { WorkflowInfo } from '@temporalio/workflow';
 import type { PrivateWords } from '../../shared/private-text';
-import { privateWords, sanitiseMessage } from '../../shared/private-text';
+import { privateWords, sanitizeMessage } from '../../shared/private-text';
 import { SPAN_ATTR } from './agent-spans';
 import { currentPrivateWords } from './private-values';
 
@@ -34,8 +34,8 @@ const EXCEPTION = { type: 'exception.type', message: 'exception.message', stack:
 
 /**
  * Wraps the exporting span processor: each span leaves with allowed attributes only, exception
- * events reduced to type, sanitised message and stack frames, link attributes dropped, and its
- * status message as `Type: sanitised message`. Inside an activity attempt the words of its
+ * events reduced to type, sanitized message and stack frames, link attributes dropped, and its
+ * status message as `Type: sanitized message`. Inside an activity attempt the words of its
  * arguments are redacted too (see PrivateValuesInterceptor).
  */
 export class PrivateTextSpanProcessor implements SpanProcessor {
@@ -46,7 +46,7 @@ export class PrivateTextSpanProcessor implements SpanProcessor {
   }
 
   onEnd(span: ReadableSpan): void {
-    // Only a span with a message to sanitise needs the (possibly large) arguments' words.
+    // Only a span with a message to sanitize needs the (possibly large) arguments' words.
     const hasText = span.status.message !== undefined || span.events.length > 0;
     this.next.onEnd(redactSpan(span, hasText ? currentPrivateWords() : NO_WORDS));
   }
@@ -71,7 +71,7 @@ export function redactSpan(span: ReadableSpan, words: PrivateWords): ReadableSpa
       ? { code: span.status.code }
       : {
           code: span.status.code,
-          message: typed(String(type ?? ''), sanitiseMessage(span.status.message, words)),
+          message: typed(String(type ?? ''), sanitizeMessage(span.status.message, words)),
         };
   const context = span.spanContext();
   return {
@@ -106,7 +106,7 @@ function redactException(e: TimedEvent, words: PrivateWords): TimedEvent {
   const type = a[EXCEPTION.type];
   const message = a[EXCEPTION.message];
   if (typeof type === 'string') attributes[EXCEPTION.type] = type;
-  if (typeof message === 'string') attributes[EXCEPTION.message] = sanitiseMessage(message, words);
+  if (typeof message === 'string') attributes[EXCEPTION.message] = sanitizeMessage(message, words);
   const stack = a[EXCEPTION.stack];
   if (typeof stack === 'string') {
     // Frames name functions and files; the stack's first line repeats the message, so it goes.

@@ -6,7 +6,7 @@ import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { DatabasesConfigSchema } from '../../activities/sql/config';
 import { SqlConnections } from '../../activities/sql/connections';
 import { redactSecrets, secretsOfConfig } from '../../shared/redact-secrets';
-import { sanitiseError } from '../../workers/observability/sanitise-errors';
+import { sanitizeError } from '../../workers/observability/sanitize-errors';
 
 const SECRET = 'Canary0secret9';
 
@@ -19,11 +19,11 @@ function urlError(): Error {
   throw new Error('the URL parsed');
 }
 
-describe('sanitiseError', () => {
+describe('sanitizeError', () => {
   it('drops the input a URL error carries, keeping its type and code', () => {
     const raw = urlError();
     expect(JSON.stringify({ ...raw })).toContain(SECRET); // Node keeps the URL in `input`
-    const safe = sanitiseError(raw, []) as Error & { code?: string };
+    const safe = sanitizeError(raw, []) as Error & { code?: string };
     expect(safe.name).toBe('TypeError');
     expect(safe.code).toBe('ERR_INVALID_URL');
     expect(Object.keys(safe)).not.toContain('input');
@@ -37,7 +37,7 @@ describe('sanitiseError', () => {
     const err = new Error(`request with Authorization: Bearer abcdefgh123 and ?api_key=${SECRET} failed`, {
       cause,
     });
-    const safe = sanitiseError(err, [SECRET]) as Error;
+    const safe = sanitizeError(err, [SECRET]) as Error;
     const everything = JSON.stringify({
       m: safe.message,
       s: safe.stack,
@@ -56,7 +56,7 @@ describe('sanitiseError', () => {
       message: `throttled for key ${SECRET}; retrying in 2 s as asked.`,
       nextRetryDelay: 2000,
     });
-    const safe = sanitiseError(failure, [SECRET]) as ApplicationFailure;
+    const safe = sanitizeError(failure, [SECRET]) as ApplicationFailure;
     expect(safe).toBeInstanceOf(ApplicationFailure);
     expect([safe.type, safe.nonRetryable, safe.nextRetryDelay]).toEqual(['SearchRateLimited', false, 2000]);
     expect(safe.message).toBe('throttled for key ***; retrying in 2 s as asked.');
@@ -67,17 +67,17 @@ describe('sanitiseError', () => {
       'Database connection "a" failed during the statement; will retry',
       'SqlTransientError',
     );
-    expect((sanitiseError(transient, []) as Error).message).toContain('will retry');
-    expect((sanitiseError(transient, [], { finalAttempt: 5 }) as Error).message).toBe(
+    expect((sanitizeError(transient, []) as Error).message).toContain('will retry');
+    expect((sanitizeError(transient, [], { finalAttempt: 5 }) as Error).message).toBe(
       'Database connection "a" failed during the statement; gave up after 5 attempts.',
     );
     const final = ApplicationFailure.nonRetryable('model server unreachable; retrying.', 'ModelUnavailable');
-    expect((sanitiseError(final, []) as Error).message).toBe('model server unreachable; not retried.');
+    expect((sanitizeError(final, []) as Error).message).toBe('model server unreachable; not retried.');
   });
 
   it('leaves cancellation alone', () => {
     const cancelled = new CancelledFailure('cancelled');
-    expect(sanitiseError(cancelled, [SECRET])).toBe(cancelled);
+    expect(sanitizeError(cancelled, [SECRET])).toBe(cancelled);
   });
 });
 

@@ -44,9 +44,9 @@ function isErrorLike(value: unknown): value is Error {
 
 /**
  * A copy of `err` fit to leave the activity: same type name, retryability and retry delay,
- * message and stack with secrets masked, the cause sanitised too, and nothing else.
+ * message and stack with secrets masked, the cause sanitized too, and nothing else.
  */
-export function sanitiseError(
+export function sanitizeError(
   err: unknown,
   secrets: readonly string[],
   end: AttemptEnd = {},
@@ -58,7 +58,7 @@ export function sanitiseError(
   if (!isErrorLike(err)) return new Error(clean(String(err), secrets, end, false));
   const cause =
     depth < MAX_CAUSE_DEPTH && err.cause !== undefined
-      ? sanitiseError(err.cause, secrets, end, depth + 1)
+      ? sanitizeError(err.cause, secrets, end, depth + 1)
       : undefined;
   if (err instanceof ApplicationFailure) {
     const nonRetryable = err.nonRetryable === true;
@@ -86,7 +86,7 @@ export function sanitiseError(
 }
 
 /** The interceptor; install it first (outermost), so it sees what every other one let through. */
-export class ErrorSanitiser implements ActivityInboundCallsInterceptor {
+export class ErrorSanitizer implements ActivityInboundCallsInterceptor {
   constructor(private readonly secrets: readonly string[]) {}
 
   async execute(
@@ -98,7 +98,7 @@ export class ErrorSanitiser implements ActivityInboundCallsInterceptor {
     } catch (err) {
       const { attempt, retryPolicy } = Context.current().info;
       const max = retryPolicy?.maximumAttempts;
-      throw sanitiseError(
+      throw sanitizeError(
         err,
         this.secrets,
         max !== undefined && max > 0 && attempt >= max ? { finalAttempt: attempt } : {},
