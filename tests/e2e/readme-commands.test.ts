@@ -1,48 +1,85 @@
 /**
- * Every command in the README's ```bash blocks, exactly as printed, so an example cannot rot:
+ * Every command in the ```bash blocks of the README and of every guide in docs/ (indented blocks in
+ * lists too; ```sh, ```json, ```text and unlabelled blocks are not commands), exactly as printed,
+ * so an example cannot rot:
  *  - every `durable-agent` command line is parsed by the real CLI (DURABLE_AGENT_PARSE_ONLY=1: the
  *    command, its arguments, options and option values are checked, nothing runs), with optional
  *    `[…]` parts included and the first of `a|b` alternatives;
  *  - those that need no placeholder, key, model download or long-running process really run
  *    against a dev server and a worker on examples/config.json (the offline examples, notifications,
- *    the knowledge base), and must exit 0; a run that waits for approval is approved as the README says;
+ *    the knowledge base), and must exit 0; a run that waits for approval is approved as the pages say;
+ *    a line printed on several pages runs once;
  *  - `npm run` names a script of package.json; `bash`, `npx tsx` and `npx jest` name files that exist
  *    (shell scripts must pass `bash -n`); `temporal` command lines are checked by the real binary
- *    (`--help` after the flags: unknown commands or flags fail); environment variables the README
- *    sets for the worker are ones it reads.
- * A command of any other kind fails the test until it is covered here.
+ *    (`--help` after the flags: unknown commands or flags fail); environment variables the pages
+ *    set for the worker are ones it reads.
+ * A command of any other kind fails the test until it is covered here. And every relative link of
+ * these pages (images too) points to a file that exists, and to a heading that exists when it names one.
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../shared/project-root';
-import { temporalBinary } from '../../cli/binaries';
+import { temporalBinary } from '../../workers/binaries';
 import { WORKER_ENV } from '../../workers/config';
-import type { DevServerFixture } from '../support/dev-server';
-import { startDevServerFixture } from '../support/dev-server';
-import type { WorkerProcess } from '../support/processes';
-import { runCli, startCli, startWorkerProcess } from '../support/processes';
-import { uid } from '../support/temporal';
+import type { DevServerFixture } from '../../testkit/dev-server';
+import { startDevServerFixture } from '../../testkit/dev-server';
+import type { WorkerProcess } from '../../testkit/processes';
+import { runCli, startCli, startWorkerProcess } from '../../testkit/processes';
+import { uid } from '../../testkit/temporal';
 
 /** One simple command: leading VAR=value assignments, then the words. */
 interface Command {
+  /** The command line as printed, prefixed with the pages that print it. */
   line: string;
   env: Record<string, string>;
   words: string[];
 }
 
-/** The command lines of the README's bash blocks, with `# comments` removed. */
-function readmeLines(): string[] {
-  const text = fs.readFileSync(path.join(PROJECT_ROOT, 'README.md'), 'utf8');
+/** The pages whose commands and links are checked: the README and every guide in docs/. */
+const PAGES = [
+  'README.md',
+  ...fs
+    .readdirSync(path.join(PROJECT_ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .sort()
+    .map((f) => `docs/${f}`),
+];
+
+function readPage(page: string): string {
+  return fs.readFileSync(path.join(PROJECT_ROOT, page), 'utf8');
+}
+
+/** The command lines of a page's bash blocks, with `# comments` removed. */
+function bashLines(page: string): string[] {
   const lines: string[] = [];
-  for (const block of text.matchAll(/^```bash\n([\s\S]*?)^```/gm)) {
+  // A block may be indented (inside a list item); its closing fence has the same indent.
+  for (const block of readPage(page).matchAll(/^( *)```bash\n([\s\S]*?)^\1```/gm)) {
+    const indent = new RegExp(`^ {0,${block[1]?.length ?? 0}}`);
+    const body = (block[2] ?? '')
+      .split('\n')
+      .map((l) => l.replace(indent, ''))
+      .join('\n');
     // A line ending in a backslash goes on on the next one.
-    for (const raw of (block[1] ?? '').replace(/\\\n\s*/g, ' ').split('\n')) {
+    for (const raw of body.replace(/\\\n\s*/g, ' ').split('\n')) {
       const line = stripComment(raw).trim();
       if (line) lines.push(line);
     }
   }
   return lines;
+}
+
+/** Every distinct command line of the pages, once, with the pages that print it. */
+function pageLines(): { line: string; pages: string[] }[] {
+  const found = new Map<string, string[]>();
+  for (const page of PAGES) {
+    for (const line of bashLines(page)) {
+      const pages = found.get(line) ?? [];
+      if (!pages.includes(page)) pages.push(page);
+      found.set(line, pages);
+    }
+  }
+  return [...found].map(([line, pages]) => ({ line, pages }));
 }
 
 function stripComment(line: string): string {
@@ -57,8 +94,11 @@ function stripComment(line: string): string {
   return line;
 }
 
-/** Splits a line into simple commands (at `;` and `&&`) and each into words, the way a shell does. */
-function parseLine(line: string): Command[] {
+/**
+ * Splits a line into simple commands (at `;` and `&&`) and each into words, the way a shell does;
+ * `where` names the pages that print it, for messages.
+ */
+function parseLine(line: string, where = ''): Command[] {
   const commands: Command[] = [];
   let words: string[] = [];
   let word: string | null = null;
@@ -75,7 +115,7 @@ function parseLine(line: string): Command[] {
         const [k, ...v] = words.shift()!.split('=');
         env[k!] = v.join('=');
       }
-      commands.push({ line, env, words });
+      commands.push({ line: where ? `${where}: ${line}` : line, env, words });
     }
     words = [];
   };
@@ -132,8 +172,48 @@ function runsHere(args: string[]): boolean {
   return ['run', 'notify', 'notifications', 'mark-read', 'clear-notifications', 'kb'].includes(args[0] ?? '');
 }
 
-const lines = readmeLines();
-const commands = lines.flatMap(parseLine);
+/**
+ * A heading's anchor as GitHub makes it: lower case, links and code marks reduced to their text,
+ * punctuation dropped, spaces to hyphens; a repeated heading gets `-1`, `-2`, ….
+ */
+function anchors(markdown: string): Set<string> {
+  const seen = new Map<string, number>();
+  const out = new Set<string>();
+  for (const m of withoutFences(markdown).matchAll(/^#{1,6} +(.+?) *#* *$/gm)) {
+    const base = (m[1] ?? '')
+      .replace(/\[([^\]]*)\]\([^)]*\)/g, '$1')
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const n = seen.get(base) ?? 0;
+    seen.set(base, n + 1);
+    out.add(n === 0 ? base : `${base}-${n}`);
+  }
+  return out;
+}
+
+/** The text outside fenced blocks, where headings live. */
+function withoutFences(markdown: string): string {
+  return markdown.replace(/^( *)(```|~~~)[\s\S]*?^\1\2/gm, '');
+}
+
+/** The text outside fenced blocks and inline code, where links live. */
+function withoutCode(markdown: string): string {
+  return withoutFences(markdown).replace(/`[^`\n]*`/g, '');
+}
+
+/** The relative link targets of a page: `[text](target)` and `![alt](target)`, without titles. */
+function relativeLinks(markdown: string): string[] {
+  const targets: string[] = [];
+  for (const m of withoutCode(markdown).matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) {
+    const target = m[1] ?? '';
+    if (!/^[a-z][a-z0-9+.-]*:/i.test(target)) targets.push(target);
+  }
+  return targets;
+}
+
+const lines = pageLines();
+const commands = lines.flatMap(({ line, pages }) => parseLine(line, pages.join(', ')));
 
 let fx: DevServerFixture;
 let worker: WorkerProcess;
@@ -155,13 +235,51 @@ afterAll(async () => {
   await fx?.stop();
 });
 
-test('the README has commands to check', () => {
+test('the README has its two commands, and the pages have commands to check', () => {
+  expect(PAGES.length).toBeGreaterThan(10);
+  const readme = bashLines('README.md').flatMap((line) => parseLine(line));
+  expect(readme.some((c) => c.words.join(' ') === 'npm run demo')).toBe(true);
+  expect(readme.some((c) => c.words.join(' ') === 'npm test')).toBe(true);
   expect(lines.length).toBeGreaterThan(30);
-  expect(commands.some((c) => c.words.join(' ') === 'npm run demo')).toBe(true);
-  expect(commands.some((c) => c.words.join(' ') === 'npm test')).toBe(true);
 });
 
-test('every durable-agent command in the README parses, and those that can run here succeed', async () => {
+test('every relative link in the README and the guides points to a file (and heading) that exists', () => {
+  const failures: string[] = [];
+  let checked = 0;
+  for (const page of PAGES) {
+    for (const link of relativeLinks(readPage(page))) {
+      checked++;
+      const [file = '', anchor] = link.split('#');
+      const target = file
+        ? path.join(path.dirname(path.join(PROJECT_ROOT, page)), decodeURI(file))
+        : path.join(PROJECT_ROOT, page);
+      if (
+        !path
+          .relative(PROJECT_ROOT, target)
+          .split(path.sep)
+          .every((part) => part !== '..')
+      ) {
+        failures.push(`${page}: ${link} points outside the project`);
+      } else if (!fs.existsSync(target)) {
+        failures.push(`${page}: ${link}: no file ${path.relative(PROJECT_ROOT, target)}`);
+      } else if (anchor && target.endsWith('.md') && !anchors(fs.readFileSync(target, 'utf8')).has(anchor)) {
+        failures.push(`${page}: ${link}: no heading #${anchor} in ${path.relative(PROJECT_ROOT, target)}`);
+      }
+    }
+  }
+  expect(failures).toEqual([]);
+  expect(checked).toBeGreaterThan(20);
+});
+
+test('every guide starts with a summary and links back to the README', () => {
+  const failures = PAGES.filter((p) => p !== 'README.md').filter((page) => {
+    const [title, blank, summary] = readPage(page).split('\n');
+    return !/^# \S/.test(title ?? '') || blank !== '' || !summary?.includes('](../README.md)');
+  });
+  expect(failures).toEqual([]);
+});
+
+test('every durable-agent command in the README and the guides parses, and those that can run here succeed', async () => {
   const cli = commands.filter((c) => c.words.includes('durable-agent'));
   expect(cli.length).toBeGreaterThan(20);
   const failures: string[] = [];
@@ -189,7 +307,7 @@ test('every durable-agent command in the README parses, and those that can run h
     if (!runsHere(args)) continue;
     ran++;
     const live = startCli({ ...env, ...c.env }, args);
-    // A run that waits for approval is approved, as the README's next command does.
+    // A run that waits for approval is approved, as the pages' next command does.
     const approving = (async () => {
       for (;;) {
         const m = /Started (\S+)[\s\S]*waits for approval \((\S+)\)/.exec(live.stdout());
@@ -206,13 +324,13 @@ test('every durable-agent command in the README parses, and those that can run h
   expect(ran).toBeGreaterThanOrEqual(8);
 }, 600_000);
 
-test('every other command in the README names a script, file or flag that exists', () => {
+test('every other command in the README and the guides names a script, file or flag that exists', () => {
   const scripts = (
     JSON.parse(fs.readFileSync(path.join(PROJECT_ROOT, 'package.json'), 'utf8')) as {
       scripts: Record<string, string>;
     }
   ).scripts;
-  const apiDir = path.join(PROJECT_ROOT, 'cli', 'api');
+  const apiDir = path.join(PROJECT_ROOT, 'server', 'api');
   const apiSource = fs
     .readdirSync(apiDir)
     .filter((f) => f.endsWith('.ts'))
