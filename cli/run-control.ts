@@ -10,6 +10,7 @@ import { formatAnswer } from '../shared/render-citations';
 import type { TemporalTarget } from '../workers/connect';
 import { resolveRunAnswer } from '../client/answer';
 import { noWorkerMessage, workflowPollers } from '../client/pollers';
+import { classifyTemporalError } from '../client/temporal-errors';
 import { withClient, withCommandClient } from '../client/traced-client';
 
 /** `status`, `cancel` and `message`: read a run's state, cancel it, send it a user message. */
@@ -73,8 +74,8 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
     });
 
   /**
-   * The run's state, or null after printing why there is none: no worker polls its task queue, or
-   * the run closed before it could answer (e.g. its input failed validation).
+   * The run's state, or null after printing why there is none: no worker polls its task queue (or
+   * none answered), or the run closed before it could answer (e.g. its input failed validation).
    */
   async function queryStateOrExplain(
     h: WorkflowHandle,
@@ -85,15 +86,25 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
     const t = target();
     const running = desc.status.name === 'RUNNING';
     const pollers = running ? await workflowPollers(client, desc.taskQueue) : undefined;
+    const noWorker = `${noWorkerMessage(desc.taskQueue, t.connectionOptions.address, t.namespace)}; the run waits until one does`;
     let problem: string;
     if (pollers === 0) {
-      problem = `${noWorkerMessage(desc.taskQueue, t.connectionOptions.address, t.namespace)}; the run waits until one does`;
+      problem = noWorker;
     } else {
       try {
         return await h.query(stateQuery);
       } catch (err) {
-        if (running) throw err;
-        problem = `it ended before it could answer (${await closedReason(h, desc)})`;
+        // A worker seen lately may have gone since: the query then fails as any unanswered one does.
+        const failure = running ? classifyTemporalError(err) : undefined;
+        if (failure?.kind === 'task_failing') {
+          problem = `its current workflow task keeps failing or was lost (${failure.details}); see its worker's log`;
+        } else if (failure?.kind === 'timed_out' || failure?.kind === 'no_poller') {
+          problem = noWorker;
+        } else if (running) {
+          throw err;
+        } else {
+          problem = `it ended before it could answer (${await closedReason(h, desc)})`;
+        }
       }
     }
     if (json) console.log(JSON.stringify({ workflowStatus: desc.status.name, problem }, null, 2));

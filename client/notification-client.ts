@@ -8,14 +8,11 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
-import {
-  QueryNotRegisteredError,
-  WorkflowUpdateFailedError,
-  WorkflowUpdateRPCTimeoutOrCancelledError,
-  isGrpcServiceError,
-} from '@temporalio/client';
+import { QueryNotRegisteredError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { deliver } from './deliver';
+import type { TemporalFailure } from './temporal-errors';
+import { classifyTemporalError } from './temporal-errors';
 import {
   clearNotificationsUpdate,
   inboxUser,
@@ -71,15 +68,6 @@ export class NotificationTargetError extends Error {
  */
 export const ANSWER_TIMEOUT_MS = 10_000;
 
-/** gRPC codes meaning the server could not be reached (UNAVAILABLE 14). */
-const UNREACHABLE_GRPC_CODES = new Set([14]);
-/** RESOURCE_EXHAUSTED (8): among others, a message over the gRPC size limit. */
-const RESOURCE_EXHAUSTED = 8;
-/** DEADLINE_EXCEEDED (4). */
-const DEADLINE_EXCEEDED = 4;
-/** FAILED_PRECONDITION (9): among others, an update while the workflow's task is being retried. */
-const FAILED_PRECONDITION = 9;
-
 /** Longest accepted target; workflow ids are bounded by the server too, this keeps errors readable. */
 const MAX_TARGET_LENGTH = 1000;
 
@@ -129,27 +117,50 @@ export function prepareNotification(
   return { ok: true, notification: { ...valid.value, id: valid.value.id ?? randomUUID() } };
 }
 
-/**
- * The gRPC status under a client error, if any: `details` to show, `text` to match. For
- * update-with-start the client lifts the failing operation's status out of the multi-operation
- * error, putting its message in `message` and its details (binary, or the outer error's) in `details`.
- */
-function grpcCause(err: unknown): { code: number; details: string; text: string } | undefined {
-  for (let e: unknown = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    if (isGrpcServiceError(e)) {
-      // Binary details (of a lifted operation status) are no text to show or match.
-      const printable = (t: string | undefined) =>
-        t && ![...t].some((c) => c.charCodeAt(0) < 9 || c === '\ufffd') ? t : '';
-      const details = printable(e.details) || e.message;
-      return { code: e.code, details, text: `${details} ${e.message}` };
-    }
+/** What a classified Temporal failure means for `target`, as a door says it. */
+function failureAbout(failure: TemporalFailure, target: string): NotificationTargetError {
+  switch (failure.kind) {
+    case 'timed_out':
+      return new NotificationTargetError(
+        'no_worker',
+        `No worker answered for "${target}" in time: start one (durable-agent worker) on its task queue, then retry`,
+      );
+    case 'no_poller':
+      return new NotificationTargetError(
+        'no_worker',
+        `No worker answered for "${target}": none has polled its task queue recently (${failure.details}); start one (durable-agent worker) on it, then retry`,
+      );
+    case 'task_failing':
+      // The server takes no query or update while the workflow's current task is being retried (its
+      // worker died holding it, or failed it); it passes once a worker completes the task.
+      return new NotificationTargetError(
+        'no_worker',
+        `"${target}" takes no updates or queries until a worker completes its current workflow task (the last attempt was lost or failed): retry shortly, and if this lasts, check its workers`,
+      );
+    case 'busy':
+      // The server's own per-workflow limits (updates in flight, buffered queries, rate limits): a
+      // reason to send again shortly.
+      return new NotificationTargetError(
+        'busy',
+        `${target}: Temporal takes no more of this at once (${failure.details}); retry shortly`,
+      );
+    case 'too_large':
+      return new NotificationTargetError(
+        'too_large',
+        `The answer for "${target}" is too large for Temporal to carry (${failure.details}): ask for a page (limit/before)`,
+      );
+    case 'unreachable':
+      return new NotificationTargetError(
+        'unreachable',
+        `Temporal is unreachable (${failure.details}); try again shortly`,
+      );
   }
-  return undefined;
 }
 
 /**
  * Turns a Temporal client error about `target` into a {@link NotificationTargetError}; other errors
- * are returned as they are.
+ * are returned as they are. Transport and server failures are read by {@link classifyTemporalError},
+ * as every door reads them.
  */
 export function explainTargetError(err: unknown, target: string): unknown {
   if (err instanceof NotificationTargetError) return err;
@@ -168,47 +179,8 @@ export function explainTargetError(err: unknown, target: string): unknown {
       );
     }
   }
-  if (err instanceof WorkflowUpdateRPCTimeoutOrCancelledError) {
-    return new NotificationTargetError(
-      'no_worker',
-      `No worker answered for "${target}" within ${ANSWER_TIMEOUT_MS / 1000} s: start one (durable-agent worker) on its task queue, then retry`,
-    );
-  }
-  const grpc = grpcCause(err);
-  // The server's own per-workflow limits on updates (10 in flight, a total per run): a reason to
-  // send again shortly, not a size problem.
-  if (grpc?.code === RESOURCE_EXHAUSTED && /limit on (the )?number of .*updates/i.test(grpc.text)) {
-    return new NotificationTargetError(
-      'busy',
-      `${target}: too many updates at once for Temporal (${grpc.details}); retry shortly`,
-    );
-  }
-  if (grpc?.code === RESOURCE_EXHAUSTED || /exceeds limit|larger than max/i.test(grpc?.text ?? '')) {
-    return new NotificationTargetError(
-      'too_large',
-      `The answer for "${target}" is too large for Temporal to carry (${grpc?.details ?? 'size limit'}): ask for a page (limit/before)`,
-    );
-  }
-  // The server takes no update while the workflow's current task is being retried (its worker died
-  // holding it, or failed it); it passes once a worker completes the task.
-  if (grpc?.code === FAILED_PRECONDITION && /workflow task in failed state/i.test(grpc.text)) {
-    return new NotificationTargetError(
-      'no_worker',
-      `"${target}" takes no updates until a worker completes its current workflow task (the last attempt was lost or failed): retry shortly, and if this lasts, check its workers`,
-    );
-  }
-  if (grpc?.code === DEADLINE_EXCEEDED || /timed out before a worker/i.test(grpc?.text ?? '')) {
-    return new NotificationTargetError(
-      'no_worker',
-      `No worker answered for "${target}" in time: start one (durable-agent worker) on its task queue, then retry`,
-    );
-  }
-  if (grpc && UNREACHABLE_GRPC_CODES.has(grpc.code)) {
-    return new NotificationTargetError(
-      'unreachable',
-      `Temporal is unreachable (${grpc.details}); try again shortly`,
-    );
-  }
+  const failure = classifyTemporalError(err);
+  if (failure) return failureAbout(failure, target);
   if (err instanceof WorkflowNotFoundError) {
     const user = inboxUser(target);
     return new NotificationTargetError(
@@ -242,16 +214,12 @@ async function onTarget<T>(client: Client, target: string, fn: () => Promise<T>)
   try {
     return await client.withDeadline(Date.now() + ANSWER_TIMEOUT_MS, fn);
   } catch (err) {
-    const explained = explainTargetError(err, target);
-    // Our own deadline passing says only that no answer came: from no worker, or from no server.
-    if (
-      explained instanceof NotificationTargetError &&
-      explained.code === 'no_worker' &&
-      !(await serverAnswers(client))
-    ) {
+    // A deadline passing (ours or the server's) says only that no answer came: from no worker, or
+    // from no server.
+    if (classifyTemporalError(err)?.kind === 'timed_out' && !(await serverAnswers(client))) {
       throw new NotificationTargetError('unreachable', 'Temporal is unreachable; try again shortly');
     }
-    throw explained;
+    throw explainTargetError(err, target);
   }
 }
 

@@ -23,7 +23,9 @@ test('an update refused while the workflow task is being retried is "no worker",
   );
   expect(explained).toBeInstanceOf(NotificationTargetError);
   expect(explained).toMatchObject({ code: 'no_worker' });
-  expect((explained as Error).message).toMatch(/"chaos-job-1" takes no updates until a worker completes/);
+  expect((explained as Error).message).toMatch(
+    /"chaos-job-1" takes no updates or queries until a worker completes/,
+  );
 });
 
 test('another failed precondition is not mistaken for it', () => {
