@@ -1,4 +1,5 @@
 import type { EmailConfig } from './email/config';
+import type { McpConfig } from './mcp/config';
 import type { ModelsConfig } from './model/config';
 import type { RunDefaults } from './run/defaults';
 import type { SearchConfig } from './search/config';
@@ -17,6 +18,8 @@ export interface ActivitiesConfig {
   email: EmailConfig;
   databases: DatabasesConfig;
   search: SearchConfig;
+  /** MCP servers whose tools runs may enable (`mcp:<server>`). */
+  mcp: McpConfig;
   /** Approval policies and model prices for every run, unless a run says otherwise (config file `runs`). */
   runDefaults: RunDefaults;
 }

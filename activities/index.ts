@@ -4,6 +4,7 @@ import type { ActivitiesConfig } from './config';
 import type { ContentStore } from './content/store';
 import { boundToolResult } from './content/tool-results';
 import { createEmailActivities } from './email';
+import { createMcpActivities } from './mcp';
 import { createModelActivities } from './model';
 import type { ModelProvider } from './model/provider';
 import { createNotificationActivities } from './notifications';
@@ -48,8 +49,9 @@ export function createActivities(
     ...createSearchActivities({ search: deps.config.search }),
     ...createSqlActivities({ config: deps.config.databases }),
     ...createRunDefaultsActivities(deps.config.runDefaults),
+    ...createMcpActivities({ config: deps.config.mcp, store: deps.store }),
   };
-  for (const name of TOOL_NAMES) {
+  for (const name of [...TOOL_NAMES, 'default']) {
     const tool = all[name] as ToolActivity | undefined;
     if (tool) all[name] = withBoundedResults(tool, deps.store);
   }

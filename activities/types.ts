@@ -1,6 +1,7 @@
 import type { CallModelInput, CallModelOutput } from '../shared/model';
 import type { ToolActivityInput, ToolResult } from '../shared/tools/define';
 import type { DeliverNotificationInput } from '../shared/notifications/delivery';
+import type { McpCatalog, McpDiscoverInput } from '../shared/tools/mcp';
 export type { RunDefaults, RunDefaultsActivities } from './run/defaults';
 
 /** The model activity, as workflows see it. */
@@ -14,4 +15,9 @@ export type ToolActivity = (input: ToolActivityInput<unknown>) => Promise<ToolRe
 /** Notification delivery the workflow itself uses (inboxes). */
 export interface NotificationActivities {
   deliverNotification(input: DeliverNotificationInput): Promise<void>;
+}
+
+/** MCP tool discovery (calls run as activities named `mcp:<server>/<tool>`, typed {@link ToolActivity}). */
+export interface McpActivities {
+  mcpDiscover(input: McpDiscoverInput): Promise<McpCatalog>;
 }

@@ -46,6 +46,8 @@ export function formatEvent(e: AgentEvent): string | null {
       return `${step} user: ${short(e.text)}`;
     case 'continued_as_new':
       return `${step} continued as new (${e.text})`;
+    case 'mcp_tools':
+      return `${step} ${short(e.text, 400)}`;
     case 'budget_warning':
       return `${step} ⚠ ${e.text}`;
     case 'stopped':

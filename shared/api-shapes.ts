@@ -49,6 +49,7 @@ export interface AgentEvent {
     | 'approval_decided'
     | 'user_message'
     | 'continued_as_new'
+    | 'mcp_tools'
     | 'budget_warning'
     | 'final_answer'
     | 'stopped'

@@ -1,3 +1,4 @@
+import { MCP_PREFIX, isMcpRef, parseMcpRef } from './tools/mcp';
 import { z } from 'zod';
 import { schemaOnce } from './schema-once';
 import { TOOL_NAMES } from './tools/registry';
@@ -83,7 +84,15 @@ export type ApprovalPolicy = z.infer<typeof ApprovalPolicySchema>;
 export function toolNameProblems(names: readonly string[], enabled?: readonly string[]): string[] {
   const problems: string[] = [];
   for (const name of names) {
-    if (!TOOL_NAMES.includes(name)) {
+    if (isMcpRef(name)) {
+      const ref = parseMcpRef(name);
+      if (typeof ref === 'string') problems.push(ref);
+      else if (enabled && !enabled.includes(name) && !enabled.includes(`${MCP_PREFIX}${ref.server}`)) {
+        problems.push(
+          `tool "${name}" is not enabled for this run; enabled tools: ${enabled.join(', ') || '(none)'} (enable it or remove it from the policy)`,
+        );
+      }
+    } else if (!TOOL_NAMES.includes(name)) {
       const cased = TOOL_NAMES.find((t) => t.toLowerCase() === name.trim().toLowerCase());
       problems.push(
         `unknown tool "${name}"${cased ? ` (did you mean "${cased}"? names are case-sensitive)` : ''}; valid tools: ${TOOL_NAMES.join(', ')}`,
@@ -160,6 +169,8 @@ export function mergeApprovalPolicies(
 function defaultRules(tool: string): ToolApprovalRules | 'never' {
   if (tool === 'send_email') return { allowedDomains: [], untrusted: true };
   if (tool === 'sql_query') return { writes: true, untrusted: true };
+  // An MCP tool may change anything: with untrusted content in the conversation it waits, unless read-only.
+  if (isMcpRef(tool)) return { untrusted: true };
   return 'never';
 }
 
@@ -167,6 +178,8 @@ function defaultRules(tool: string): ToolApprovalRules | 'never' {
 export interface ApprovalContext {
   /** Where untrusted content entered the conversation (e.g. "fetch_email at step 2"), or null. */
   untrusted: string | null;
+  /** The tool says it changes nothing (an MCP tool's readOnlyHint). */
+  readOnly?: boolean;
 }
 
 /**
@@ -179,10 +192,11 @@ export function approvalReason(
   args: unknown,
   ctx: ApprovalContext,
 ): string | null {
-  const rule = policy.tools?.[tool] ?? defaultRules(tool);
+  const server = isMcpRef(tool) && tool.includes('/') ? tool.slice(0, tool.indexOf('/')) : undefined;
+  const rule = policy.tools?.[tool] ?? (server ? policy.tools?.[server] : undefined) ?? defaultRules(tool);
   if (rule === 'always') return `the policy asks for approval of every ${tool} call`;
   if (rule === 'never') return null;
-  const sideEffect = tool !== 'sql_query' || sqlMayWrite(sqlOf(args));
+  const sideEffect = ctx.readOnly ? false : tool !== 'sql_query' || sqlMayWrite(sqlOf(args));
   // Untrusted content counts for side effects unless the rule says otherwise (`untrusted: false`).
   const untrustedRule = rule.untrusted ?? SIDE_EFFECT_TOOLS.includes(tool);
   if (untrustedRule && ctx.untrusted && sideEffect) {
@@ -202,7 +216,10 @@ export function approvalReason(
 
 /** Whether the result of this tool makes the conversation untrusted. */
 export function isUntrustedSource(policy: ApprovalPolicy, tool: string): boolean {
-  return (policy.untrustedTools ?? DEFAULT_UNTRUSTED_TOOLS).includes(tool);
+  const listed = policy.untrustedTools;
+  // MCP servers are written by others: their results are untrusted unless a list says otherwise.
+  if (listed === undefined) return DEFAULT_UNTRUSTED_TOOLS.includes(tool) || isMcpRef(tool);
+  return listed.includes(tool) || (isMcpRef(tool) && listed.includes(tool.slice(0, tool.indexOf('/'))));
 }
 
 function sqlOf(args: unknown): string {

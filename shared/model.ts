@@ -124,8 +124,10 @@ export interface WindowSettings {
  */
 export interface CallModelInput {
   model: ModelChoice;
-  /** Names of the tools offered; the activity turns them into provider tool specs. */
+  /** Names of the built-in tools offered; the activity turns them into provider tool specs. */
   tools: string[];
+  /** The run's MCP tools as discovery stored them (model-facing specs), offered after the built-in ones. */
+  mcpTools?: ContentRef;
   /** The run's step (model turn number, from 1); the scripted model plays the turn of this step. */
   step?: number;
   /** The conversation through the previous call's input, as that call returned it; absent at first. */

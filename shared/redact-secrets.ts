@@ -34,6 +34,9 @@ export function redactSecrets(text: string, known: readonly string[] = []): stri
     .replace(API_KEY_SHAPES, `$1${SECRET_MASK}`);
 }
 
+/** Keys of maps whose every value may be a secret (an MCP server's environment, request headers). */
+const SECRET_MAPS = /^(env|headers)$/;
+
 /** Keys whose string values are secrets wherever they appear in a configuration. */
 const SECRET_KEYS = /(password|passwd|secret|token|apikey|api_key|credentials?)$/i;
 
@@ -45,7 +48,11 @@ export function secretsOfConfig(config: unknown, depth = 0): string[] {
   const out: string[] = [];
   if (depth > 8 || config === null || typeof config !== 'object') return out;
   for (const [key, value] of Object.entries(config)) {
-    if (typeof value === 'string') {
+    if (SECRET_MAPS.test(key) && value && typeof value === 'object' && !Array.isArray(value)) {
+      out.push(
+        ...Object.values(value as Record<string, unknown>).filter((v): v is string => typeof v === 'string'),
+      );
+    } else if (typeof value === 'string') {
       if (SECRET_KEYS.test(key)) out.push(value);
       else if (/:\/\/[^/\s]*@/.test(value)) out.push(value, ...urlPassword(value));
     } else out.push(...secretsOfConfig(value, depth + 1));

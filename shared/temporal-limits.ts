@@ -107,6 +107,12 @@ export const SIZE_BUDGETS = Object.freeze({
   /** User messages waiting for the next model turn, together; more are refused with an event. */
   pendingUserMessagesBytes: 64 * 1024,
 
+  // ---- MCP tools (protect: the discovery result, the continue-as-new input that carries it)
+  /** One MCP tool's spec (name, description, input schema) as JSON; a larger tool is skipped, saying so. */
+  mcpToolSpecBytes: 32 * 1024,
+  /** Every MCP tool a run keeps (its catalog); tools past it are skipped, saying so. */
+  mcpCatalogBytes: 256 * 1024,
+
   // ---- databases (protect: the worker's memory, before any result reaches a payload)
   /**
    * Bytes one SQL statement's session may receive from the database server. Counted on the socket

@@ -6,6 +6,7 @@ import { EmailConfigSchema } from '../activities/email/config';
 import { DEFAULT_LOCAL_WEIGHTS, LOCAL_WEIGHTS } from '../activities/model/local/weights';
 import { SearchConfigSchema } from '../activities/search/config';
 import { DatabasesConfigSchema } from '../activities/sql/config';
+import { McpConfigSchema } from '../activities/mcp/config';
 import { PROJECT_ROOT } from '../shared/project-root';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues';
 import type { ContentStoreConfig } from '../activities/content/config';
@@ -130,6 +131,7 @@ const FileSchema = z
     email: EmailConfigSchema.default(() => EmailConfigSchema.parse({})),
     databases: DatabasesConfigSchema,
     search: SearchConfigSchema,
+    mcp: McpConfigSchema.default(() => McpConfigSchema.parse({})),
     runs: z
       .object({
         approvals: ApprovalPolicySchema.optional(),
@@ -151,13 +153,16 @@ const FileSchema = z
  */
 function resolveEnvRefs(value: unknown, env: NodeJS.ProcessEnv, where: string): unknown {
   if (typeof value === 'string') {
-    const m = /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(value);
-    if (!m) return value;
-    const name = m[1] as string;
-    const v = env[name];
-    if (v === undefined || v === '')
-      throw new ConfigError(`${where}: environment variable ${name} is not set`);
-    return v;
+    // Whole values (`"${env:DB_URL}"`) and parts of them (`"Bearer ${env:TOKEN}"`); `${cwd}` is the
+    // worker's working directory, for programs (MCP servers) that resolve relative paths their own way.
+    return value
+      .replaceAll('${cwd}', process.cwd())
+      .replace(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_ref, name: string) => {
+        const v = env[name];
+        if (v === undefined || v === '')
+          throw new ConfigError(`${where}: environment variable ${name} is not set`);
+        return v;
+      });
   }
   if (Array.isArray(value)) return value.map((v, i) => resolveEnvRefs(v, env, `${where}[${i}]`));
   if (value && typeof value === 'object') {
@@ -226,6 +231,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     email: file.email,
     databases: file.databases,
     search: file.search,
+    mcp: file.mcp,
     runDefaults: file.runs,
     taskQueue: e.DURABLE_AGENT_TASK_QUEUE,
     ...(e.DURABLE_AGENT_WORKFLOW_BUNDLE

@@ -1,5 +1,6 @@
 import { closeContentStores } from '../activities/content/config';
 import { closeEmailConnections } from '../activities/email';
+import { closeMcpConnections } from '../activities/mcp';
 import { closeSqlConnections } from '../activities/sql';
 import { checkConnectionRoles } from '../activities/sql/startup-check';
 import type { Client } from '@temporalio/client';
@@ -80,6 +81,7 @@ export function runWorker(opts: {
       await worker.run();
     } finally {
       closeEmailConnections();
+      await closeMcpConnections();
       await closeSqlConnections();
       await closeContentStores();
       await tracing?.shutdown();

@@ -47,6 +47,8 @@ import { ConversationLog } from './agent/conversation';
 import { EventLog } from './agent/events';
 import { modelCallFailure } from './agent/model-call';
 import { SearchAttributePublisher } from './agent/search-attributes';
+import { McpToolbox } from './agent/mcp';
+import { isMcpRef } from '../shared/tools/mcp';
 import { ToolRunner } from './agent/tools';
 import { UserMessages } from './agent/user-messages';
 import { NotificationBox } from './notifications';
@@ -101,6 +103,7 @@ class AgentRun {
   private readonly conversation: ConversationLog;
   private readonly events: EventLog;
   private readonly tools: ToolRunner;
+  private readonly mcp: McpToolbox;
   private readonly notifications: NotificationBox;
   private step: number;
   private usage: CarriedState['usage'];
@@ -122,6 +125,8 @@ class AgentRun {
   private readonly attributes = new SearchAttributePublisher();
   /** Which steps run as local activities ('never' for runs recorded before LOCAL_ACTIVITIES_PATCH). */
   private readonly localActivities: ParsedAgentInput['policy']['localActivities'];
+  /** The built-in tools the model is offered: the run's tools less its `mcp:` references (the same list when it has none). */
+  private readonly builtInTools: string[];
 
   constructor(
     private readonly input: ParsedAgentInput,
@@ -158,10 +163,13 @@ class AgentRun {
       this.policies,
       carried?.budget,
     );
+    this.builtInTools = input.tools.some(isMcpRef) ? input.tools.filter((t) => !isMcpRef(t)) : input.tools;
+    this.mcp = new McpToolbox({ input, emit: (e) => this.emit(e) }, carried?.mcp);
     const local = input.policy.localActivities;
     this.localActivities = local !== 'never' && patched(LOCAL_ACTIVITIES_PATCH) ? local : 'never';
     this.tools = new ToolRunner({
       input,
+      mcp: this.mcp,
       localTools: this.localActivities !== 'never',
       emit: (e) => this.emit(e),
       countToolCall: () => {
@@ -205,6 +213,7 @@ class AgentRun {
         );
         this.runLimits.startWallClock();
       }
+      if (this.mcp.needsDiscovery()) await this.mcp.discover();
       if (carriedTurn && !(await this.finishTurn(carriedTurn)))
         return await this.continueAsNew(rawInput, carriedTurn);
       for (;;) {
@@ -212,6 +221,8 @@ class AgentRun {
         if (stop) return this.policies ? await this.stopForBudget(stop) : this.finish(null, stop);
 
         this.drainUserMessages();
+        // Only runs with MCP tools await here, so every other run issues the commands it always did.
+        if (this.mcp.needsDiscovery()) await this.mcp.discover();
         this.step += 1;
         const { content, turn } = await this.modelTurn();
         if (turn.calls.length === 0) {
@@ -311,7 +322,8 @@ class AgentRun {
       // task where a timer fires too, and recorded runs would no longer replay.
       out = await (this.localActivities === 'auto' ? callModelLocally : callModel)({
         model: this.input.model,
-        tools: summaryOnly ? [] : this.input.tools,
+        tools: summaryOnly ? [] : this.builtInTools,
+        ...(summaryOnly ? {} : this.mcp.modelTools()),
         step: this.step,
         ...this.conversation.modelInput(),
         window: {
@@ -437,11 +449,13 @@ class AgentRun {
             ...(this.defaults ? { defaults: this.defaults } : {}),
           }
         : {}),
+      ...(this.mcp.carry() ? { mcp: this.mcp.carry() } : {}),
     });
     const shrinks = [
       () => this.conversation.trimTranscript(SIZE_BUDGETS.carriedTranscriptBytes / 8),
       () => this.events.trim(SIZE_BUDGETS.carriedEventsBytes / 8),
       () => this.citations.shrink(SIZE_BUDGETS.citationsBytes / 4),
+      () => this.mcp.forget(),
     ];
     return fitCarriedState(rawInput, build, shrinks);
   }

@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { jsonBytes } from '../../shared/temporal-limits';
 import { DEFAULT_WINDOW, estimateTokens } from '../../shared/context-window';
 import type { CallModelInput, CallModelOutput, ModelToolSpec } from '../../shared/model';
+import type { ContentRef } from '../../shared/content';
 import { DEFAULT_CONTEXT_TOKENS } from '../../shared/model';
 import type { ContentStore } from '../content/store';
 import { appendConversation, buildWindow } from './conversation';
@@ -56,6 +57,15 @@ export function modelToolSpecs(names: string[]): ModelToolSpec[] {
     }
     return spec;
   });
+}
+
+/** The MCP tools a run offers, from the specs discovery stored (read once per worker, then cached by the store). */
+async function mcpToolSpecs(store: ContentStore, ref: ContentRef | undefined): Promise<ModelToolSpec[]> {
+  if (!ref) return [];
+  const specs = await store.get(ref);
+  if (!Array.isArray(specs))
+    throw notConfigured(`The MCP tool specs ${ref} in the content store are not a list`);
+  return specs as ModelToolSpec[];
 }
 
 /** Dependencies of the model activity; providers may be swapped in tests. */
@@ -112,7 +122,7 @@ export function createModelActivities({ config, store, providers = {} }: ModelAc
     async callModel(input: CallModelInput): Promise<CallModelOutput> {
       const ctx = Context.current();
       const call = provider(input.model.provider);
-      const tools = modelToolSpecs(input.tools);
+      const tools = [...modelToolSpecs(input.tools), ...(await mcpToolSpecs(store, input.mcpTools))];
       const { ref, node } = await appendConversation(store, input);
       const model = input.model as { maxTokens?: number };
       const contextTokens = input.window?.contextTokens ?? DEFAULT_CONTEXT_TOKENS[input.model.provider];

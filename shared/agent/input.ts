@@ -3,6 +3,7 @@ import { schemaOnce } from '../schema-once';
 import { SIZE_BUDGETS, formatBytes, jsonBytes, overBudgetMessage, utf8Bytes } from '../temporal-limits';
 import { ModelChoiceSchema } from '../model';
 import { TOOL_NAMES } from '../tools/registry';
+import { isMcpRef, parseMcpRef } from '../tools/mcp';
 import { inboxUserProblem } from '../identifiers';
 import { ApprovalPolicySchema, approvalPolicyProblems } from '../approvals';
 import type { ApprovalPolicy } from '../approvals';
@@ -119,10 +120,14 @@ export const AgentInputSchema = schemaOnce('shared/agent#AgentInputSchema', () =
         .default([...DEFAULT_TOOLS])
         .superRefine((names, ctx) => {
           for (const name of names) {
-            if (!TOOL_NAMES.includes(name)) {
+            if (isMcpRef(name)) {
+              // Well formed here; whether the server and tool exist is checked when the run starts.
+              const ref = parseMcpRef(name);
+              if (typeof ref === 'string') ctx.addIssue({ code: 'custom', message: ref });
+            } else if (!TOOL_NAMES.includes(name)) {
               ctx.addIssue({
                 code: 'custom',
-                message: `unknown tool "${name}"; known tools: ${TOOL_NAMES.join(', ')}`,
+                message: `unknown tool "${name}"; known tools: ${TOOL_NAMES.join(', ')}, or mcp:<server> / mcp:<server>/<tool> for the tools of an MCP server the worker's config names`,
               });
             }
           }

@@ -3,7 +3,7 @@ import type { Duration } from '@temporalio/common';
 import type { ContentRef } from '../content';
 
 /** What kind of work a tool does; UIs group and colour tools by it. */
-export type ToolCategory = 'utility' | 'search' | 'email' | 'database' | 'notification';
+export type ToolCategory = 'utility' | 'search' | 'email' | 'database' | 'notification' | 'mcp';
 
 /** Activity options a tool declares for its own activity type. */
 export interface ToolActivityOptions {
@@ -79,6 +79,8 @@ export interface ToolResult {
   dataRef?: ContentRef;
   /** UTF-8 size of the whole `data`, when `dataRef` is set. */
   dataBytes?: number;
+  /** MCP tools: the digest of the server's tool list as the call saw it (the run discovers again when it changed). */
+  toolsDigest?: string;
 }
 
 /** Declares a tool, checking the metadata conventions at definition time. */

@@ -2,6 +2,7 @@ import type { ChatMessage, ConversationMessage, ToolCall } from '../../shared/co
 import type { CitationState } from '../../shared/citations';
 import type { NotificationState } from '../../shared/notifications/state';
 import type { ContentRef } from '../../shared/content';
+import type { McpCatalog } from '../../shared/tools/mcp';
 import type { AgentEvent } from '../../shared/api-shapes';
 import type { ApprovalDecision, RunDefaults, RunUsage, TranscriptEntry } from '../../shared/agent';
 
@@ -64,6 +65,8 @@ export interface CarriedState {
   untrusted?: string | null;
   /** The worker's run defaults, read when the run first started. */
   defaults?: RunDefaults;
+  /** The MCP tools discovery found (absent: discovered again). */
+  mcp?: McpCatalog;
 }
 
 /** Budget state carried across continue-as-new. */

@@ -11,6 +11,9 @@ import { findTool } from '../../shared/tools/registry';
 import { LOCAL_TOOL_ACTIVITIES, TOOL_ACTIVITIES } from './activities';
 import type { ApprovalHost } from './approvals';
 import { ApprovalGate, INTERRUPTED } from './approvals';
+import type { McpToolbox } from './mcp';
+import type { McpToolSpec } from '../../shared/tools/mcp';
+import { mcpToolId } from '../../shared/tools/mcp';
 import { clip } from './events';
 
 /** A tool message of the conversation. */
@@ -30,6 +33,8 @@ export interface ToolHost extends ApprovalHost {
   markUntrusted(source: string): void;
   /** Whether tools declared pure and quick run as local activities (see LOCAL_ACTIVITIES_PATCH). */
   readonly localTools: boolean;
+  /** The run's MCP tools. */
+  readonly mcp: McpToolbox;
 }
 
 /**
@@ -119,13 +124,16 @@ export class ToolRunner {
       c.result = reply(text, true);
     };
 
-    const enabled = this.host.input.tools;
-    const def = findTool(call.name);
+    const mcp = this.host.mcp.find(call.name);
+    const enabled = this.host.mcp.enabled
+      ? [...this.host.input.tools.filter((t) => findTool(t)), ...this.host.mcp.names()]
+      : this.host.input.tools;
+    const def = mcp ? this.host.mcp.definition(mcp) : findTool(call.name);
     if (!def) {
       reject(`No such tool "${call.name}". Available tools: ${enabled.join(', ') || '(none)'}.`);
       return;
     }
-    if (!enabled.includes(call.name)) {
+    if (!mcp && !enabled.includes(call.name)) {
       reject(
         `Tool "${call.name}" is not enabled for this run. Enabled tools: ${enabled.join(', ') || '(none)'}.`,
       );
@@ -156,7 +164,7 @@ export class ToolRunner {
       // Notifications go out one at a time, in the order the model sent them, so every target
       // (the run, the inbox) lists them in the same order.
       if (def.category === 'notification') releaseTurn = await this.takeNotificationTurn();
-      const why = c.approval ? (c.approval.reason ?? '') : this.approvalNeeded(call.name, args.data);
+      const why = c.approval ? (c.approval.reason ?? '') : this.approvalNeeded(call.name, args.data, mcp);
       let edited = false;
       if (why !== null) {
         const outcome = await this.gate.wait(c, pending, def, why);
@@ -187,7 +195,7 @@ export class ToolRunner {
         });
       }
       try {
-        const [content, isError] = await this.execute(def, step, pending, citationTurn);
+        const [content, isError] = await this.execute(def, step, pending, citationTurn, mcp);
         c.result = reply(edited ? withEditNote(content, pending.args) : content, isError);
       } finally {
         releaseCitation?.();
@@ -205,6 +213,7 @@ export class ToolRunner {
     step: number,
     pending: PendingToolCall,
     citationTurn?: Promise<void>,
+    mcp?: McpToolSpec,
   ): Promise<[ToolMessageContent, boolean]> {
     const { toolCallId, name, args } = pending;
     pending.state = 'running';
@@ -213,8 +222,9 @@ export class ToolRunner {
     const started = Date.now();
     try {
       const notifyUser = this.host.input.notify?.user;
-      const activity =
-        (this.host.localTools ? LOCAL_TOOL_ACTIVITIES[name] : undefined) ?? TOOL_ACTIVITIES[name];
+      const activity = mcp
+        ? this.host.mcp.activity(mcp, this.host.localTools)
+        : ((this.host.localTools ? LOCAL_TOOL_ACTIVITIES[name] : undefined) ?? TOOL_ACTIVITIES[name]);
       const result = await (activity as ToolActivity)({
         toolCallId,
         args,
@@ -225,12 +235,14 @@ export class ToolRunner {
       this.host.countToolCall();
       // Searches started earlier are running, not waiting for approval, so this wait is short.
       if (citationTurn) await citationTurn;
+      const source = mcp ? mcpToolId(mcp.server, mcp.tool) : name;
+      if (mcp) this.host.mcp.noteDigest(mcp.server, result.toolsDigest);
       if (
         this.host.approvalPolicy() !== null &&
-        isUntrustedSource(this.host.approvalPolicy() as ApprovalPolicy, name) &&
+        isUntrustedSource(this.host.approvalPolicy() as ApprovalPolicy, source) &&
         !this.host.untrusted()
       )
-        this.host.markUntrusted(`${name} result at step ${step}`);
+        this.host.markUntrusted(`${source} result at step ${step}`);
       const content =
         this.host.cite(def, args, result) ??
         (result.contentRef
@@ -291,12 +303,17 @@ export class ToolRunner {
   }
 
   /** Why a call must wait for approval, or null when it may run. */
-  private approvalNeeded(tool: string, args: unknown): string | null {
+  private approvalNeeded(tool: string, args: unknown, mcp?: McpToolSpec): string | null {
+    // Policies name an MCP tool mcp:<server>/<tool>, whatever the model calls it.
+    const named = mcp ? mcpToolId(mcp.server, mcp.tool) : tool;
     const policy = this.host.approvalPolicy();
     if (!policy) {
-      return this.host.input.policy.requireApproval.includes(tool) ? 'the policy names this tool' : null;
+      return this.host.input.policy.requireApproval.includes(named) ? 'the policy names this tool' : null;
     }
-    return approvalReason(policy, tool, args, { untrusted: this.host.untrusted() });
+    return approvalReason(policy, named, args, {
+      untrusted: this.host.untrusted(),
+      ...(mcp?.readOnly ? { readOnly: true } : {}),
+    });
   }
 }
 

@@ -1,0 +1,147 @@
+/**
+ * Discovery: the tools a run's `mcp:` references name, as the model will see them. Runs as the
+ * `mcpDiscover` activity when a run starts and again when a server's tool list changed; the run
+ * keeps the answer (its catalog) instead of listing tools on every step.
+ */
+import { log } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { SIZE_BUDGETS, formatBytes, jsonBytes } from '../../shared/temporal-limits';
+import type { McpCatalog, McpDiscoverInput, McpSkippedTool, McpToolSpec } from '../../shared/tools/mcp';
+import { mcpToolId, modelNameFor, parseMcpRef } from '../../shared/tools/mcp';
+import type { ContentStore } from '../content/store';
+import type { McpPool } from './pool';
+
+/** What the model is offered for one MCP tool (stored once per catalog, named by its reference). */
+export interface McpModelToolSpec {
+  name: string;
+  description: string;
+  parameters: Record<string, unknown>;
+}
+
+/** Why a tool's input schema cannot be offered, or null when it can be, faithfully. */
+export function schemaProblem(schema: unknown): string | null {
+  if (!schema || typeof schema !== 'object' || (schema as { type?: unknown }).type !== 'object') {
+    return 'its input schema is not a JSON Schema of type "object"';
+  }
+  try {
+    z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+    return null;
+  } catch (err) {
+    return `its input schema cannot be represented: ${(err as Error).message.slice(0, 200)}`;
+  }
+}
+
+/** Lists the servers' tools and builds the run's catalog; unknown names fail, listing what exists. */
+export async function discover(
+  pool: McpPool,
+  store: ContentStore,
+  input: McpDiscoverInput,
+): Promise<McpCatalog> {
+  const problems: string[] = [];
+  const wanted = new Map<string, Set<string> | 'all'>();
+  for (const ref of input.refs) {
+    const parsed = parseMcpRef(ref);
+    if (typeof parsed === 'string') {
+      problems.push(parsed);
+      continue;
+    }
+    if (!pool.serverNames().includes(parsed.server)) {
+      problems.push(
+        `unknown MCP server "${parsed.server}" (in "${ref}"); configured servers: ${pool.serverNames().join(', ') || '(none: add an "mcp" section to the worker config)'}`,
+      );
+      continue;
+    }
+    const have = wanted.get(parsed.server);
+    if (parsed.tool === undefined) wanted.set(parsed.server, 'all');
+    else if (have !== 'all') wanted.set(parsed.server, new Set([...(have ?? []), parsed.tool]));
+  }
+  const listed = new Map<string, { tools: Tool[]; digest: string }>();
+  for (const server of wanted.keys()) {
+    try {
+      listed.set(server, await pool.tools(server));
+    } catch (err) {
+      // A server that cannot start or answer now may later: the activity retries.
+      throw ApplicationFailure.retryable(pool.redact((err as Error).message), 'McpServerUnavailable');
+    }
+  }
+  for (const [server, want] of wanted) {
+    if (want === 'all') continue;
+    const names = (listed.get(server)?.tools ?? []).map((t) => t.name);
+    for (const tool of want) {
+      if (!names.includes(tool)) {
+        problems.push(
+          `MCP server "${server}" has no tool "${tool}"; its tools: ${names.join(', ') || '(none)'}`,
+        );
+      }
+    }
+  }
+  if (problems.length > 0) {
+    throw ApplicationFailure.create({
+      type: 'McpToolsUnknown',
+      message: problems.join('; '),
+      nonRetryable: true,
+    });
+  }
+
+  const taken = new Set(input.reserved);
+  const tools: McpToolSpec[] = [];
+  const skipped: McpSkippedTool[] = [];
+  let catalogBytes = 0;
+  for (const [server, want] of wanted) {
+    for (const t of listed.get(server)?.tools ?? []) {
+      if (want !== 'all' && !want.has(t.name)) continue;
+      const skip = (reason: string): void => {
+        skipped.push({ server, tool: t.name, reason });
+        log.warn('MCP tool skipped', { tool: mcpToolId(server, t.name), reason });
+      };
+      const problem = schemaProblem(t.inputSchema);
+      if (problem) {
+        skip(problem);
+        continue;
+      }
+      const name = modelNameFor(server, t.name, taken);
+      if (name === null) {
+        skip('its name clashes with another tool of the run; enable one of them by mcp:<server>/<tool>');
+        continue;
+      }
+      const spec: McpToolSpec = {
+        server,
+        tool: t.name,
+        name,
+        description: t.description ?? t.annotations?.title ?? t.title ?? '',
+        inputSchema: t.inputSchema,
+        ...(t.annotations?.readOnlyHint ? { readOnly: true } : {}),
+        ...(t.annotations?.idempotentHint ? { idempotent: true } : {}),
+      };
+      const bytes = jsonBytes(spec);
+      if (bytes > SIZE_BUDGETS.mcpToolSpecBytes) {
+        skip(
+          `its description and schema take ${formatBytes(bytes)}, over the ${formatBytes(SIZE_BUDGETS.mcpToolSpecBytes)} one tool may`,
+        );
+        continue;
+      }
+      if (catalogBytes + bytes > SIZE_BUDGETS.mcpCatalogBytes) {
+        skip(
+          `the run's MCP tools are over their ${formatBytes(SIZE_BUDGETS.mcpCatalogBytes)} budget; enable fewer by mcp:<server>/<tool>`,
+        );
+        continue;
+      }
+      catalogBytes += bytes;
+      taken.add(name);
+      tools.push(spec);
+    }
+  }
+  const modelSpecs: McpModelToolSpec[] = tools.map((t) => ({
+    name: t.name,
+    description: t.description,
+    parameters: t.inputSchema,
+  }));
+  return {
+    tools,
+    skipped,
+    digests: Object.fromEntries([...listed].map(([server, l]) => [server, l.digest])),
+    specsRef: await store.put(modelSpecs),
+  };
+}
