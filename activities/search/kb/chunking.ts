@@ -2,10 +2,24 @@
  * Cutting a document's sections into chunks of a bounded size: paragraphs packed together, long
  * paragraphs split at sentence ends, and short sections kept with the next one.
  */
-import type { Chunk, Section } from './documents';
 
 /** A section this short is merged with the next one rather than standing as a chunk of its own. */
 const SHORT_SECTION_CHARS = 200;
+
+/** One passage of a document. */
+export interface Chunk {
+  /** Position in the document, from 0. */
+  no: number;
+  /** The section heading path, e.g. `Feeding schedule`; empty before the first heading. */
+  heading: string;
+  text: string;
+}
+
+/** A run of text under one heading, before it is cut into chunks. */
+export interface Section {
+  heading: string;
+  body: string;
+}
 
 /**
  * Cuts sections into chunks. A short section (a one-line "Installation: npm i x") is merged with

@@ -6,6 +6,9 @@
 import path from 'node:path';
 import { convert } from 'html-to-text';
 import { packSections } from './chunking';
+import type { Chunk, Section } from './chunking';
+
+export type { Chunk, Section } from './chunking';
 
 /** File extensions the knowledge base reads, by format. */
 export const DOCUMENT_EXTENSIONS: Readonly<Record<string, 'markdown' | 'text' | 'html'>> = Object.freeze({
@@ -17,25 +20,10 @@ export const DOCUMENT_EXTENSIONS: Readonly<Record<string, 'markdown' | 'text' | 
   '.htm': 'html',
 });
 
-/** One passage of a document. */
-export interface Chunk {
-  /** Position in the document, from 0. */
-  no: number;
-  /** The section heading path, e.g. `Feeding schedule`; empty before the first heading. */
-  heading: string;
-  text: string;
-}
-
 /** A parsed document. */
 export interface ParsedDocument {
   title: string;
   chunks: Chunk[];
-}
-
-/** A run of text under one heading, before it is cut into chunks. */
-export interface Section {
-  heading: string;
-  body: string;
 }
 
 /** Whether the knowledge base can read a file, judged by its extension. */
