@@ -49,6 +49,7 @@ const floors = [
   ...zone('./client', above.client, 'client/ imports workers/ and below, never server/, cli/ or web/.'),
   ...zone('./server', above.server, 'server/ (HTTP API, web assets, codec server) never imports cli/.'),
   ...zone('./cli', above.cli, 'cli/ (commands) never imports the fixtures, benches, scripts or tests.'),
+  ...zone('./cli', ['activities'], 'cli/ holds commands only: it reaches the tools’ code through client/.'),
   ...zone(
     './testkit',
     ['bench', 'scripts', 'tests'],

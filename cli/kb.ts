@@ -11,100 +11,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import type { KnowledgeBaseConfig } from '../activities/search/config';
-import { KNOWLEDGE_BASE_DEFAULTS } from '../activities/search/kb/defaults';
-import type { IndexProgress } from '../activities/search/kb/indexer';
-import type { KnowledgeBaseHit } from '../activities/search/kb/search';
-import type { KnowledgeBase } from '../activities/search/kb/store';
-import { PROJECT_ROOT } from '../shared/project-root';
-import type * as ToolDefine from '../shared/tools/define';
-import type * as SearchTools from '../shared/tools/search';
-import type * as WorkerConfig from '../workers/config';
-import type * as KbEmbeddings from '../activities/search/kb/embeddings';
-import type * as KbIndexer from '../activities/search/kb/indexer';
-import type * as KbLock from '../activities/search/kb/lock';
-import type * as KbPool from '../activities/search/kb/pool';
-import type * as KbService from '../activities/search/kb/service';
-import type * as KbSnippet from '../activities/search/kb/snippet';
-import type * as KbStore from '../activities/search/kb/store';
-
-/* eslint-disable @typescript-eslint/no-require-imports -- each command loads only the code it runs */
-const load = {
-  embeddings: () => require('../activities/search/kb/embeddings') as typeof KbEmbeddings,
-  indexer: () => require('../activities/search/kb/indexer') as typeof KbIndexer,
-  lock: () => require('../activities/search/kb/lock') as typeof KbLock,
-  pool: () => require('../activities/search/kb/pool') as typeof KbPool,
-  service: () => require('../activities/search/kb/service') as typeof KbService,
-  snippet: () => require('../activities/search/kb/snippet') as typeof KbSnippet,
-  store: () => require('../activities/search/kb/store') as typeof KbStore,
-  define: () => require('../shared/tools/define') as typeof ToolDefine,
-  searchTools: () => require('../shared/tools/search') as typeof SearchTools,
-  workerConfig: () => require('../workers/config') as typeof WorkerConfig,
-};
-/* eslint-enable @typescript-eslint/no-require-imports */
-
-interface KbOpts {
-  dataDir?: string;
-}
+import type { IndexProgress, KnowledgeBase, KnowledgeBaseHit } from '../client/knowledge-base';
+import {
+  embedderOf,
+  kbConfig,
+  kbModules as load,
+  resolveProjectPath,
+  searchArgs,
+  withKb,
+} from '../client/knowledge-base';
+import type { KbOpts } from '../client/knowledge-base';
 
 /** Files below this count finish too fast for a bar to help; a single summary line is enough. */
 const BAR_MIN_FILES = 50;
-
-function resolveProjectPath(p: string): string {
-  return path.resolve(PROJECT_ROOT, p);
-}
-
-/**
- * The knowledge-base settings: the worker's config file when there is one (validated as the worker
- * does), else the defaults, without loading the validation code a search does not need.
- */
-function kbConfig(o: KbOpts): KnowledgeBaseConfig & { dir: string } {
-  const cfg: KnowledgeBaseConfig = process.env.DURABLE_AGENT_CONFIG?.trim()
-    ? load.workerConfig().loadWorkerConfig().search.knowledgeBase
-    : { ...KNOWLEDGE_BASE_DEFAULTS, seed: [...KNOWLEDGE_BASE_DEFAULTS.seed] };
-  return { ...cfg, dir: o.dataDir ? path.resolve(o.dataDir) : resolveProjectPath(cfg.dataDir) };
-}
-
-/**
- * The validated search arguments. Plain values are checked here; anything else goes through the
- * tool's own schema, so the CLI reports exactly what the agent's tool would.
- */
-function searchArgs(query: string, max: number): { query: string; max_results: number } {
-  const q = query.trim();
-  if (q && q.length <= 400 && Number.isInteger(max) && max >= 1 && max <= 100)
-    return { query: q, max_results: max };
-  const args = load.searchTools().KnowledgeBaseSearchArgs.safeParse({ query, max_results: max });
-  if (!args.success) throw new Error(load.define().formatZodIssues(args.error));
-  return args.data;
-}
-
-function embedderOf(cfg: KnowledgeBaseConfig) {
-  return cfg.embeddings ? load.embeddings().createEmbedder(cfg.embeddings) : undefined;
-}
-
-async function withKb<T>(
-  cfg: ReturnType<typeof kbConfig>,
-  fn: (kb: KnowledgeBase) => Promise<T>,
-): Promise<T> {
-  const { LockBusyError } = load.lock();
-  const { vectorHook } = load.service();
-  try {
-    return await load
-      .pool()
-      .withKnowledgeBase(
-        cfg.dir,
-        { lockTimeoutMs: cfg.lockTimeoutMs, onSnapshot: vectorHook(embedderOf(cfg)) },
-        fn,
-      );
-  } catch (err) {
-    if (err instanceof LockBusyError) {
-      throw new Error(
-        `The knowledge base in ${cfg.dir} is being written by process ${err.holder} (a worker indexing, or another kb add); try again in a moment.`,
-      );
-    }
-    throw err;
-  }
-}
 
 /**
  * A one-line progress bar on stderr for terminals, redrawn in place; silent elsewhere (CI logs

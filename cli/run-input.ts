@@ -4,7 +4,7 @@ import type { AgentInput } from '../shared/agent';
 import { AgentInputSchema, DEFAULT_TOOLS, agentInputBudgetProblem } from '../shared/agent';
 import { formatZodIssues } from '../shared/tools/define';
 import { TOOL_NAMES } from '../shared/tools/registry';
-import { loadScriptFile, scriptTools } from '../activities/model/scripted';
+import { loadScriptFile, scriptTools } from '../client/model-spec';
 import { parseModelSpec } from '../client/model-spec';
 
 /** A whole number ≥ 1 from a command-line option. */

@@ -31,3 +31,6 @@ export function parseModelSpec(spec: string): ModelChoice {
       );
   }
 }
+
+/** A script file of the scripted model, and the tools its turns call (checked before a run starts). */
+export { loadScriptFile, scriptTools } from '../activities/model/scripted';

@@ -17,7 +17,7 @@ import type { TranscriptFormat } from './render';
 import { renderTimeline } from './render';
 import { buildTimeline } from '../../client/debug/timeline';
 import { bundleFileOf, collectContent, readBundle, resolveTimeline } from '../../client/debug/content';
-import { closeContentStores, contentStoreFor } from '../../activities/content/config';
+import { closeContentStores, contentStoreFor } from '../../client/debug/content';
 import type * as TemporalWorker from '@temporalio/worker';
 import type * as Replay from '../../client/debug/replay';
 import type * as ReplayAll from '../../client/debug/replay-all';

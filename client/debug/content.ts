@@ -147,3 +147,6 @@ export async function resolveTimeline(
     }),
   );
 }
+
+/** The content store a worker config names, and closing the stores this process opened. */
+export { closeContentStores, contentStoreFor } from '../../activities/content/config';
