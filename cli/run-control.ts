@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import { WorkflowFailedError, WorkflowNotFoundError } from '@temporalio/client';
+import { WorkflowFailedError } from '@temporalio/client';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import type { AgentStateView } from '../shared/agent';
 import { stateQuery, userMessageSignal } from '../shared/agent';
@@ -10,7 +10,7 @@ import { formatAnswer } from '../shared/render-citations';
 import type { TemporalTarget } from '../workers/connect';
 import { resolveRunAnswer } from '../client/answer';
 import { noWorkerMessage, workflowPollers } from '../client/pollers';
-import { classifyTemporalError } from '../client/temporal-errors';
+import { RunNotFoundError, classifyTemporalError, isRunNotFound } from '../client/temporal-errors';
 import { withClient, withCommandClient } from '../client/traced-client';
 
 /** `status`, `cancel` and `message`: read a run's state, cancel it, send it a user message. */
@@ -28,7 +28,7 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
       try {
         return await fn(client.workflow.getHandle(id), client);
       } catch (err) {
-        if (err instanceof WorkflowNotFoundError) throw new Error(`No run with id "${id}" in this namespace`);
+        if (isRunNotFound(err)) throw new RunNotFoundError(id);
         throw err;
       }
     };

@@ -15,7 +15,11 @@
  *   second before the deadline, so always ahead of ours;
  * - without a deadline of ours, the same at the server's own 30 s limit.
  */
-import { WorkflowUpdateRPCTimeoutOrCancelledError, isGrpcServiceError } from '@temporalio/client';
+import {
+  WorkflowNotFoundError,
+  WorkflowUpdateRPCTimeoutOrCancelledError,
+  isGrpcServiceError,
+} from '@temporalio/client';
 
 /**
  * What a failure says, a closed list:
@@ -103,4 +107,20 @@ export function classifyTemporalError(err: unknown): TemporalFailure | undefined
     default:
       return undefined;
   }
+}
+
+/** gRPC NOT_FOUND: the server holds no such workflow (or run). */
+const NOT_FOUND = 5;
+
+/** A workflow id the namespace does not hold: every door says so in the same words. */
+export class RunNotFoundError extends Error {
+  override readonly name = 'RunNotFoundError';
+  constructor(readonly workflowId: string) {
+    super(`No run with id "${workflowId}" in this namespace`);
+  }
+}
+
+/** Whether a client error says the workflow does not exist (the SDK's error, or a raw NOT_FOUND). */
+export function isRunNotFound(err: unknown): boolean {
+  return err instanceof WorkflowNotFoundError || grpcStatus(err)?.code === NOT_FOUND;
 }

@@ -1,3 +1,4 @@
+import { RunNotFoundError } from '../../client/temporal-errors';
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
@@ -36,6 +37,7 @@ async function loadHistory(
   try {
     return { history: await fetchRunHistory(client, id, o.runId), workflowId: id };
   } catch (err) {
+    if (err instanceof RunNotFoundError) throw err;
     throw new Error(`Cannot fetch the history of ${id}: ${(err as Error).message}`);
   } finally {
     await client.connection.close();

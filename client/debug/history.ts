@@ -1,3 +1,4 @@
+import { RunNotFoundError, isRunNotFound } from '../temporal-errors';
 import fs from 'node:fs';
 import type { Client } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
@@ -31,11 +32,15 @@ export function readHistoryFile(file: string): History {
 
 /** Fetches a run's history (the latest run of the id unless `runId` is given). */
 export async function fetchRunHistory(client: Client, workflowId: string, runId?: string): Promise<History> {
+  let history: History;
+  try {
+    history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
+  } catch (err) {
+    if (isRunNotFound(err)) throw new RunNotFoundError(workflowId);
+    throw err;
+  }
   // Histories hold payloads as Temporal stored them: open encrypted ones with the configured keys.
-  return openHistoryPayloads(
-    await client.workflow.getHandle(workflowId, runId).fetchHistory(),
-    codecKeysFromEnv(),
-  );
+  return openHistoryPayloads(history, codecKeysFromEnv());
 }
 
 /** A history as the JSON the Temporal CLI writes. */
