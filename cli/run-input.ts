@@ -69,34 +69,60 @@ function readInputFile(file: string): Record<string, unknown> {
   return json as Record<string, unknown>;
 }
 
+/** A scripted run's script, as this command reads it (the worker reads the same folder by default). */
+interface ScriptedRun {
+  name: string;
+  turns: Awaited<ReturnType<typeof loadScriptFile>>['turns'];
+  task?: string;
+}
+
 /**
- * For a scripted model: the script's turns replay whatever the task, so its tools are enabled by
- * default, a run that lacks one is refused before it starts, and a note says when the task is not
- * the one the script was written for. Best effort: a script this command cannot read is left to the worker.
+ * For a scripted model: reads the script (an unknown one is refused here, before a run starts) and,
+ * since its turns replay whatever the task, enables its tools when the run names none.
  */
-async function checkScriptedRun(input: Record<string, unknown>, toolsGiven: boolean, scriptsDir: string) {
+async function scriptedRun(
+  input: Record<string, unknown>,
+  toolsGiven: boolean,
+  scriptsDir: string,
+): Promise<ScriptedRun | undefined> {
   const model = input.model as { provider?: string; script?: string } | undefined;
-  if (model?.provider !== 'scripted' || typeof model.script !== 'string') return;
-  const script = await loadScriptFile(scriptsDir, model.script).catch(() => undefined);
-  if (!script) return;
+  if (model?.provider !== 'scripted' || typeof model.script !== 'string') return undefined;
+  const script = await loadScriptFile(scriptsDir, model.script).catch((err: Error) => {
+    throw new Error(
+      `${err.message} (scripts are read from ${scriptsDir}; DURABLE_AGENT_SCRIPTS_DIR sets it)`,
+    );
+  });
+  if (!toolsGiven && !Array.isArray(input.tools)) {
+    input.tools = [...new Set([...DEFAULT_TOOLS, ...scriptTools(script.turns)])];
+  }
+  return {
+    name: model.script,
+    turns: script.turns,
+    ...(script.task !== undefined ? { task: script.task } : {}),
+  };
+}
+
+/**
+ * After the input is valid: a scripted run that lacks a tool its script calls is refused, and a
+ * note says when the task is not the one the script was written for.
+ */
+function checkScriptedRun(input: AgentInput, script: ScriptedRun): void {
   const needed = scriptTools(script.turns);
-  const tools = Array.isArray(input.tools) ? (input.tools as string[]) : undefined;
-  if (!toolsGiven && !tools) {
-    input.tools = [...new Set([...DEFAULT_TOOLS, ...needed])];
-  } else if ((tools ?? []).every((t) => TOOL_NAMES.includes(t))) {
-    // (Unknown tool names are the input validation's to report.)
-    const missing = needed.filter((t) => !(tools ?? DEFAULT_TOOLS).includes(t));
+  const tools = input.tools ?? [...DEFAULT_TOOLS];
+  // Names the script calls may be MCP tools of an mcp: reference, which only the worker knows.
+  if (tools.every((t) => TOOL_NAMES.includes(t))) {
+    const missing = needed.filter((t) => !tools.includes(t));
     if (missing.length) {
       throw new Error(
-        `The scripted model "${model.script}" calls ${needed.join(', ')}, but this run does not enable ` +
+        `The scripted model "${script.name}" calls ${needed.join(', ')}, but this run does not enable ` +
           `${missing.join(', ')}: add ${missing.length > 1 ? 'them' : 'it'} to --tools, or use a model that reads the task ` +
           '(--model local, openai:<model> or anthropic:<model>)',
       );
     }
   }
-  if (script.task !== undefined && typeof input.task === 'string' && input.task.trim() !== script.task) {
+  if (script.task !== undefined && input.task.trim() !== script.task) {
     console.error(
-      `note: the scripted model "${model.script}" replays a fixed script written for "${script.task}"; it does ` +
+      `note: the scripted model "${script.name}" replays a fixed script written for "${script.task}"; it does ` +
         'not read your task. For an answer to it use --model local (offline) or openai:<model> / anthropic:<model>.',
     );
   }
@@ -127,11 +153,13 @@ export async function buildInput(
   if (o.approve !== undefined) policy.requireApproval = o.approve.split(',').map((t) => t.trim());
   input.policy = policy;
   if (o.notifyUser) input.notify = { user: o.notifyUser };
-  await checkScriptedRun(input, o.tools !== undefined, scriptsDir);
+  const script = await scriptedRun(input, o.tools !== undefined, scriptsDir);
+  // The input's own mistakes (a misspelt tool, a missing task) come first: they are what to fix.
   const parsed = AgentInputSchema.safeParse(input);
   if (!parsed.success) throw new Error(`Invalid run: ${formatZodIssues(parsed.error)}`);
   const tooLarge = agentInputBudgetProblem(input);
   if (tooLarge) throw new Error(`Invalid run: ${tooLarge}`);
+  if (script) checkScriptedRun(input as AgentInput, script);
   return input as AgentInput;
 }
 

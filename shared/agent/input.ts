@@ -101,7 +101,12 @@ export const AgentInputSchema = schemaOnce('shared/agent#AgentInputSchema', () =
   z
     .object({
       task: z
-        .string()
+        .string({
+          error: (issue) =>
+            issue.input === undefined
+              ? 'the task is required: what the agent should do'
+              : 'the task must be text',
+        })
         .trim()
         .min(1, 'the task must not be empty')
         .refine((t) => utf8Bytes(t) <= AGENT_TEXT_BUDGETS.task, {
