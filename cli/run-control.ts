@@ -1,3 +1,4 @@
+import { formatRetry, retryingActivities } from '../client/retries';
 import type { Command } from 'commander';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
@@ -48,7 +49,10 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
         const resolved = state.answer === null ? undefined : await resolveRunAnswer(client, id, state.answer);
         if (o.json) {
           const citations = resolved?.rendered.citations ?? [];
-          console.log(JSON.stringify({ workflowStatus: desc.status.name, ...state, citations }, null, 2));
+          const retrying = retryingActivities(desc);
+          console.log(
+            JSON.stringify({ workflowStatus: desc.status.name, ...state, retrying, citations }, null, 2),
+          );
           return;
         }
         console.log(
@@ -66,6 +70,7 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
           );
         for (const [name, b] of Object.entries(state.budgets ?? {}))
           console.log(`budget: ${describeRunLimit(name as RunLimitName, b)}`);
+        for (const r of retryingActivities(desc)) console.log(formatRetry(r));
         if (state.untrusted) console.log(`untrusted content: ${state.untrusted}`);
         if (state.lastError) console.log(`last error: ${state.lastError}`);
         if (resolved && !resolved.ok) console.error(`note: ${resolved.error}`);

@@ -1,3 +1,4 @@
+import { formatRetry, retryingActivities } from './retries';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure, TerminatedFailure } from '@temporalio/common';
@@ -90,8 +91,26 @@ export async function watchRun(
       // Between runs of a continue-as-new chain, or before the first task: try again next tick.
     }
   };
+  // Retries happen on the server, out of the run's sight: its description says which, every second.
+  const retriesSeen = new Set<string>();
+  let lastRetryCheck = 0;
+  const retries = async () => {
+    if (Date.now() - lastRetryCheck < 1000) return;
+    lastRetryCheck = Date.now();
+    try {
+      for (const r of retryingActivities(await follow.describe())) {
+        const key = `${r.activityId}/${r.attempt}`;
+        if (retriesSeen.has(key)) continue;
+        retriesSeen.add(key);
+        print(formatRetry(r));
+      }
+    } catch {
+      // A description is best effort: the events go on either way.
+    }
+  };
   while (!done) {
     await drain();
+    await retries();
     await Promise.race([result.catch(() => undefined), new Promise((r) => setTimeout(r, pollMs))]);
   }
   await drain();

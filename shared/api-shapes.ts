@@ -61,3 +61,15 @@ export interface AgentEvent {
   isError?: boolean;
   durationMs?: number;
 }
+
+/** An activity of a run the server is retrying, as the API answers it (`GET /api/runs/:id`). */
+export interface RetryingActivityView {
+  /** The activity type: `callModel`, a tool's name, `mcp:<server>/<tool>`. */
+  activity: string;
+  /** The attempt running or due next (2 = the first retry). */
+  attempt: number;
+  /** Why the previous attempt failed. */
+  lastError: string;
+  /** When the next attempt starts (ISO 8601), when it waits for one. */
+  nextAttemptAt?: string;
+}

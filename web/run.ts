@@ -90,6 +90,18 @@ export function startRun(runId: string): void {
     if (s.costUsd !== undefined) rows.push(['Cost', `$${s.costUsd.toFixed(4)}`]);
     if (s.continuations > 0) rows.push(['Continued as new', String(s.continuations)]);
     if (s.stopReason) rows.push(['Stopped because', s.stopReason.replace(/_/g, ' ')]);
+    for (const r of d.retrying ?? []) {
+      const next = r.nextAttemptAt ? [', next attempt ', timeEl(r.nextAttemptAt)] : [', attempt running'];
+      rows.push([
+        'Retrying',
+        h(
+          'span',
+          { class: 'retrying' },
+          `${r.activity}: attempt ${r.attempt} (the last failed: ${r.lastError})`,
+          ...next,
+        ),
+      ]);
+    }
     if (s.lastError) rows.push(['Last error', s.lastError]);
     if (d.task) rows.push(['Task', d.task]);
     stateEl.replaceChildren(...rows.flatMap(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));

@@ -1,6 +1,7 @@
 /** What the browser reads from the API: the shapes of its JSON answers (see README, HTTP API). */
 
-export type { AgentEvent, PendingApproval, RunSummary } from '../shared/api-shapes';
+export type { AgentEvent, PendingApproval, RetryingActivityView, RunSummary } from '../shared/api-shapes';
+import type { RetryingActivityView } from '../shared/api-shapes';
 
 export { NOTIFICATION_TYPES, NotificationPriority } from '../shared/notifications/kinds';
 export type { NotificationType } from '../shared/notifications/kinds';
@@ -44,6 +45,8 @@ export interface RunDetail {
   closed: string | null;
   task: string | null;
   state: AgentState;
+  /** Activities the server is retrying (a model endpoint that does not answer, a failing tool). */
+  retrying?: RetryingActivityView[];
 }
 
 export interface RunAnswer {

@@ -3,6 +3,8 @@
  * transcript (its queries), and its final answer with its citations resolved for people, in the
  * same rendering the CLI prints.
  */
+import { retryingActivities } from '../../client/retries';
+import type { RetryingActivityView } from '../../shared/api-shapes';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import type { Context, Hono } from 'hono';
@@ -178,6 +180,12 @@ function registerRunViews(app: Hono, client: Client): void {
       closed: described.closeTime?.toISOString() ?? null,
       task: typeof task === 'string' ? task : null,
       state,
+      retrying: retryingActivities(described).map((r): RetryingActivityView => ({
+        activity: r.activity,
+        attempt: r.attempt,
+        lastError: r.lastError,
+        ...(r.nextAttemptAt ? { nextAttemptAt: r.nextAttemptAt.toISOString() } : {}),
+      })),
     });
   });
 
