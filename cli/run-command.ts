@@ -14,7 +14,7 @@ import { noWorkerMessage, workflowPollers } from '../client/pollers';
 import type { RunOpts } from './run-input';
 import { buildInput, positiveInt, positiveNumber, workflowIdOption } from './run-input';
 import { startAgentRun } from '../client/start-run';
-import { EXIT, watchRun } from '../client/watch';
+import { EXIT, usageLine, watchRun } from '../client/watch';
 
 /** `durable-agent run`: starts an agent run, shows its progress live and prints the final answer. */
 export function registerRunCommand(program: Command, target: () => TemporalTarget): void {
@@ -120,7 +120,7 @@ export function registerRunCommand(program: Command, target: () => TemporalTarge
             console.log(`\nStopped by the ${r.stopReason} budget${r.budget ? `: ${r.budget}` : ''}.`);
           console.log(
             `\n${resolved ? printable(formatAnswer(resolved.rendered), true) : `(no answer: stopped by ${r.stopReason})`}\n\n` +
-              `${r.steps} steps, ${r.usage.toolCalls} tool calls, ${r.usage.inputTokens}+${r.usage.outputTokens} tokens`,
+              usageLine(r),
           );
         } else {
           console.error(`Run ${outcome.outcome}: ${printable(outcome.error ?? '', true)}`);

@@ -1,3 +1,4 @@
+import { counted } from '../client/watch';
 import { formatRetry, retryingActivities } from '../client/retries';
 import type { Command } from 'commander';
 import { WorkflowFailedError } from '@temporalio/client';
@@ -59,7 +60,7 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
           `${id}: ${state.status} (workflow ${desc.status.name}), step ${state.step}/${state.maxSteps}`,
         );
         console.log(
-          `usage: ${state.usage.modelCalls} model calls, ${state.usage.toolCalls} tool calls, ` +
+          `usage: ${counted(state.usage.modelCalls, 'model call')}, ${counted(state.usage.toolCalls, 'tool call')}, ` +
             `${state.usage.inputTokens}+${state.usage.outputTokens} tokens; continued as new ${state.continuations}×`,
         );
         for (const p of state.pendingToolCalls)

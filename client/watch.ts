@@ -128,3 +128,13 @@ export async function watchRun(
     throw err;
   }
 }
+
+/** `1 step`, `2 steps`: a count and its noun, in the right number. */
+export function counted(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
+}
+
+/** The closing line of a run: steps, tool calls, tokens. */
+export function usageLine(r: Pick<AgentResult, 'steps' | 'usage'>): string {
+  return `${counted(r.steps, 'step')}, ${counted(r.usage.toolCalls, 'tool call')}, ${r.usage.inputTokens}+${r.usage.outputTokens} tokens`;
+}

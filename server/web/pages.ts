@@ -63,6 +63,7 @@ function shell(assets: WebAssets, s: Shell): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
 <title>${escapeHtml(s.title)} · durable-agent</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/assets/${assets.css.name}?v=${assets.css.version}">
 <script type="module" src="/assets/${assets.js.name}?v=${assets.js.version}"></script>
 </head>
@@ -92,6 +93,10 @@ export interface WebRoutesOptions {
   token?: string;
 }
 
+/** The pages' icon: a bell, drawn in the theme's accent colour. */
+const FAVICON_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 16 16"><path fill="#2f6fde" d="M8 1a4 4 0 0 0-4 4v3L2.5 11h11L12 8V5a4 4 0 0 0-4-4zm-1.5 11a1.5 1.5 0 0 0 3 0z"/></svg>';
+
 /**
  * Adds the pages, `/assets/*` (public: they hold no data) and, with a token, `GET/POST /login` and
  * `POST /logout`. The login takes `{ token }` as JSON (the API's content-type rule applies) and sets
@@ -114,6 +119,16 @@ export function registerWebRoutes(app: Hono, opts: WebRoutesOptions): void {
     );
     return c.body(file.body as Uint8Array<ArrayBuffer>);
   });
+
+  // The icon holds no data: public, like the assets (browsers ask /favicon.ico of every page).
+  for (const path of ['/favicon.svg', '/favicon.ico']) {
+    app.get(path, (c) => {
+      for (const [k, v] of Object.entries(SECURITY_HEADERS)) c.header(k, v);
+      c.header('Content-Type', 'image/svg+xml');
+      c.header('Cache-Control', 'public, max-age=86400');
+      return c.body(FAVICON_SVG);
+    });
+  }
 
   /** Serves a page, or sends the browser to the login page first. */
   const page =
