@@ -291,6 +291,13 @@ export function registerNotificationCommands(program: Command, target: () => Tem
       await withCommandClient(target(), 'mark-read', async (client) => {
         const result = await sendMarkRead(client, id, input.data);
         console.log(`Marked read in ${id}; ${result.unread} unread left`);
+        if (result.unknown?.length) {
+          // The others were marked; the command still fails, so a script notices the typo.
+          console.error(
+            `error: ${id} holds no notification with id ${result.unknown.map((u) => `"${printable(u)}"`).join(', ')} (see durable-agent notifications ${id})`,
+          );
+          process.exitCode = 1;
+        }
       });
     });
 

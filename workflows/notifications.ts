@@ -204,9 +204,12 @@ export class NotificationBox {
         const parsed = MarkReadInputSchema.safeParse(input);
         if (!parsed.success)
           return refuse('InvalidMarkRead', parsed.error.issues.map((i) => i.message).join('; '));
+        const present = new Set(this.state.notifications.map((n) => n.id));
+        const unknown = (parsed.data.ids ?? []).filter((id) => !present.has(id));
         const marked = this.markRead(parsed.data);
         return {
           marked,
+          ...(unknown.length > 0 ? { unknown } : {}),
           unread: unreadCount(this.state),
           update: currentUpdate(this.state),
           guid: this.state.guid,

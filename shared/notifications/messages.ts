@@ -39,6 +39,8 @@ export interface NotifyResult {
 export interface MarkReadResult {
   /** Ids that went from unread to read. */
   marked: string[];
+  /** Ids asked for that the list does not hold (never there, evicted or cleared). */
+  unknown?: string[];
   unread: number;
   update: number;
   guid: string;
