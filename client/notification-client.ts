@@ -12,7 +12,7 @@ import { QueryNotRegisteredError, WorkflowUpdateFailedError } from '@temporalio/
 import { ApplicationFailure, WorkflowNotFoundError } from '@temporalio/common';
 import { deliver } from './deliver';
 import type { TemporalFailure } from './temporal-errors';
-import { classifyTemporalError } from './temporal-errors';
+import { RunNotFoundError, classifyTemporalError, isRunNotFound } from './temporal-errors';
 import {
   clearNotificationsUpdate,
   inboxUser,
@@ -187,7 +187,7 @@ export function explainTargetError(err: unknown, target: string): unknown {
       'not_found',
       user !== null
         ? `No inbox for user "${user}" yet: an inbox is created by its first notification`
-        : `Workflow "${target}" not found or no longer running (${err.message}): check the run id with durable-agent status <id>`,
+        : `${new RunNotFoundError(target).message}: check the run id`,
     );
   }
   if (err instanceof QueryNotRegisteredError) {
@@ -218,6 +218,22 @@ async function onTarget<T>(client: Client, target: string, fn: () => Promise<T>)
     // from no server.
     if (classifyTemporalError(err)?.kind === 'timed_out' && !(await serverAnswers(client))) {
       throw new NotificationTargetError('unreachable', 'Temporal is unreachable; try again shortly');
+    }
+    if (err instanceof WorkflowNotFoundError && inboxUser(target) === null) {
+      // An update to a closed run fails as "not found": say which of the two it is.
+      const status = await client.workflow
+        .getHandle(target)
+        .describe()
+        .then((d): string | null => d.status.name)
+        .catch((e: unknown) => (isRunNotFound(e) ? null : undefined));
+      if (status && status !== 'RUNNING') {
+        throw new NotificationTargetError(
+          'not_found',
+          `Run "${target}" has already ended (${status}); it takes no notifications any more (send to inbox:<user>, or to a running run)`,
+        );
+      }
+      if (status === undefined)
+        throw new NotificationTargetError('not_found', new RunNotFoundError(target).message);
     }
     throw explainTargetError(err, target);
   }

@@ -27,3 +27,17 @@ test('an unknown id is named and the command exits 1; the known one is marked re
   expect(again.code).toBe(0);
   expect(again.stderr).toBe('');
 }, 120_000);
+
+test('notify to a run that has ended says so, like the other commands; an unknown run says there is none', async () => {
+  const run = uid('ended');
+  const done = await runCli(['run', 'hello', '--id', run], dev.env);
+  expect(done.code).toBe(0);
+  const out = await runCli(['notify', run, 'too late'], dev.env);
+  expect(out.code).toBe(1);
+  expect(out.stderr).toContain(
+    `Run "${run}" has already ended (COMPLETED); it takes no notifications any more`,
+  );
+  const none = await runCli(['notify', 'agent-nope', 'hi'], dev.env);
+  expect(none.code).toBe(1);
+  expect(none.stderr).toContain('No run with id "agent-nope" in this namespace');
+}, 120_000);
