@@ -55,7 +55,14 @@ export function idPolicies(reuse: boolean) {
 export async function startAgentRun(
   client: Client,
   input: AgentInput,
-  opts: { workflowId: string; taskQueue: string; memo?: Record<string, unknown>; reuse?: boolean },
+  opts: {
+    workflowId: string;
+    taskQueue: string;
+    memo?: Record<string, unknown>;
+    reuse?: boolean;
+    /** State to start from (a fork's conversation up to its step), the workflow's second argument. */
+    carried?: unknown;
+  },
 ): Promise<WorkflowHandleWithFirstExecutionRunId> {
   const model =
     input.model.provider === 'scripted' ? 'scripted' : `${input.model.provider}:${input.model.model}`;
@@ -68,7 +75,7 @@ export async function startAgentRun(
     return await client.workflow.start(AGENT_WORKFLOW_TYPE, {
       taskQueue: opts.taskQueue,
       workflowId: opts.workflowId,
-      args: [input],
+      args: opts.carried !== undefined ? [input, opts.carried] : [input],
       // notifyUser lets `approvals --user` find the runs that ask this user.
       memo: {
         task: input.task.slice(0, 200),

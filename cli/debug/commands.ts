@@ -23,7 +23,7 @@ import type * as TemporalWorker from '@temporalio/worker';
 import type * as Replay from '../../client/debug/replay';
 import type * as ReplayAll from '../../client/debug/replay-all';
 import { runIdProblem } from '../../shared/identifiers';
-import { idPolicies } from '../../client/start-run';
+import { startAgentRun } from '../../client/start-run';
 
 /** Loads a history from `--file` or from the server by workflow id. */
 async function loadHistory(
@@ -251,11 +251,11 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
           const workflowId = o.id ?? `fork-${randomUUID()}`;
           const idProblem = runIdProblem(workflowId);
           if (idProblem) throw new Error(`Invalid --id: ${idProblem}`);
-          const handle = await client.workflow.start(AGENT_WORKFLOW_TYPE, {
+          // Started as every run is (search attributes, memo), so lists show it like any other.
+          const handle = await startAgentRun(client, plan.input, {
             taskQueue: config.taskQueue,
             workflowId,
-            ...idPolicies(false),
-            args: [plan.input, plan.carried],
+            carried: plan.carried,
             memo: { forkedFrom: { ...plan.origin, workflowId: id } },
           });
           console.log(`Started ${workflowId}, forked from ${id} after step ${o.fromStep}`);
