@@ -52,7 +52,7 @@ export function startInbox(user: string | undefined): void {
   });
   const empty = h('p', { class: 'muted empty' }, 'No notifications.');
   const problem = h('p', { class: 'error', role: 'alert', hidden: true });
-  const byRun = createRunFilter(() => render());
+  const byRun = createRunFilter(user, () => render());
 
   unreadBox.addEventListener('change', () => {
     filters.unread = unreadBox.checked;

@@ -50,7 +50,7 @@ export interface RunFilter {
 }
 
 /** Builds the run filter, starting with `?run=` from the address when there is one. */
-export function createRunFilter(onChange: () => void): RunFilter {
+export function createRunFilter(user: string, onChange: () => void): RunFilter {
   let run = new URLSearchParams(location.search).get('run') ?? '';
   let ids: Set<string> | null = null;
   let evicted = 0;
@@ -86,7 +86,9 @@ export function createRunFilter(onChange: () => void): RunFilter {
   async function readRuns(): Promise<void> {
     runsReadAt = Date.now();
     try {
-      recent = (await api<{ runs: RunSummary[] }>('GET', `/api/runs?limit=${RECENT_RUNS}`)).runs;
+      // Only the runs that notify this inbox: other users' runs are not this inbox's business.
+      const query = `limit=${RECENT_RUNS}&user=${encodeURIComponent(user)}`;
+      recent = (await api<{ runs: RunSummary[] }>('GET', `/api/runs?${query}`)).runs;
     } catch {
       // Without the runs list the select still offers runs seen in approvals and the one in the address.
     }

@@ -3,6 +3,7 @@
  * transcript (its queries), and its final answer with its citations resolved for people, in the
  * same rendering the CLI prints.
  */
+import { inboxUserProblem } from '../../shared/identifiers';
 import { retryingActivities } from '../../client/retries';
 import type { RetryingActivityView } from '../../shared/api-shapes';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
@@ -79,6 +80,9 @@ export const RUN_STATUSES: readonly AgentStatus[] = [
   'cancelled',
 ];
 
+/** Most runs a `?user=` list reads to find the ones that notify that user. */
+const USER_SCAN_RUNS = 1000;
+
 /** Most runs one list answer holds. */
 export const MAX_RUNS_PER_LIST = 200;
 
@@ -136,7 +140,12 @@ async function ask<T>(c: Context, workflowId: string, fn: () => Promise<T>): Pro
 function registerRunViews(app: Hono, client: Client): void {
   app.get('/api/runs', async (c) => {
     const status = c.req.query('status');
+    const user = c.req.query('user');
     const rawLimit = c.req.query('limit') ?? '50';
+    if (user !== undefined) {
+      const problem = inboxUserProblem(user);
+      if (problem) return c.json({ error: `user: ${problem}` }, 400);
+    }
     if (status !== undefined && status !== '' && !RUN_STATUSES.includes(status as AgentStatus)) {
       return c.json({ error: `status must be one of ${RUN_STATUSES.join(', ')}` }, 400);
     }
@@ -156,9 +165,13 @@ function registerRunViews(app: Hono, client: Client): void {
     }
     const runs: RunSummary[] = [];
     const limit = Number(rawLimit);
+    // `user`: the runs that notify this user's inbox (their memo says so; memos are not
+    // searchable, so the newest runs are read, at most USER_SCAN_RUNS of them).
+    let scanned = 0;
     for await (const wf of client.workflow.list({ query: conditions.join(' AND '), pageSize: limit })) {
-      runs.push(summary(wf));
-      if (runs.length >= limit) break;
+      scanned += 1;
+      if (user === undefined || wf.memo?.notifyUser === user) runs.push(summary(wf));
+      if (runs.length >= limit || (user !== undefined && scanned >= USER_SCAN_RUNS)) break;
     }
     return c.json({ runs });
   });

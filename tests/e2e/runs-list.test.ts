@@ -1,6 +1,7 @@
 /**
- * A forked run is started like every run: the runs list shows its status, step, model and task,
- * and a status filter finds it. A real dev server (with the agent search attributes) and worker.
+ * The runs list: a forked run shows its status, step, model and task like every run, a status
+ * filter finds it, and `?user=` keeps the runs that notify one inbox (what its Run filter offers).
+ * A real dev server (with the agent search attributes) and worker.
  */
 import { startApiServer } from '../../server/api/server';
 import type { RunningApiServer } from '../../server/api/server';
@@ -48,4 +49,23 @@ test('a fork shows its status, step, model and task in /api/runs, and ?status=co
     }),
   );
   expect(run?.step).toBeGreaterThan(1);
+}, 120_000);
+
+test('?user= lists the runs that notify that inbox, not every run of the namespace', async () => {
+  const user = uid('ana');
+  const mine = uid('notifies');
+  const other = uid('other');
+  expect((await runCli(['run', 'hello', '--id', mine, '--notify-user', user], dev.env)).code).toBe(0);
+  expect((await runCli(['run', 'hello', '--id', other], dev.env)).code).toBe(0);
+  let ids: string[] = [];
+  for (let i = 0; i < 50 && !ids.includes(mine); i++) {
+    const res = await fetch(`${api.url}/api/runs?user=${user}`);
+    expect(res.status).toBe(200);
+    ids = ((await res.json()) as { runs: RunSummary[] }).runs.map((r) => r.workflowId);
+    if (!ids.includes(mine)) await new Promise((r) => setTimeout(r, 200));
+  }
+  expect(ids).toEqual([mine]);
+  const bad = await fetch(`${api.url}/api/runs?user=${encodeURIComponent('a b')}`);
+  expect(bad.status).toBe(400);
+  expect(((await bad.json()) as { error: string }).error).toMatch(/^user: /);
 }, 120_000);
