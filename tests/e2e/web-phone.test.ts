@@ -50,10 +50,8 @@ test('at 375 px the inbox fits the screen and a new toast shows inside it', asyn
   await page.goto(`${api.url}/inbox/${user}`);
   await page.locator('.item', { hasText: 'Welcome to the inbox' }).waitFor();
   // The Run filter has read the runs by now (they are listed when the page starts).
-  await page.waitForFunction(
-    () => (document.getElementById('filter-run') as HTMLSelectElement | null)!.options.length > 2,
-  );
-  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  await page.waitForFunction("document.getElementById('filter-run').options.length > 2");
+  const width = await page.evaluate<number>('document.documentElement.scrollWidth');
   expect(width).toBeLessThanOrEqual(PHONE.width);
 
   await runCli(['notify', `inbox:${user}`, 'A toast on the phone', '--priority', '20'], dev.env);
