@@ -12,6 +12,7 @@ import { registerDebugCommands } from './debug/commands';
 import { registerDemoCommand } from './demo';
 import { devServerStatus, startDevServer, stopDevServer } from '../workers/dev-server';
 import { exitAfterParsingWhenAsked, registerKbCommands } from './kb';
+import { registerMcpCommand } from './mcp';
 import { registerNotificationCommands } from './notifications';
 import { registerRunCommand } from './run-command';
 import { registerRunControlCommands } from './run-control';
@@ -119,6 +120,7 @@ program
 
 registerNotificationCommands(program, target);
 registerApprovalCommands(program, target);
+registerMcpCommand(program, target);
 exitAfterParsingWhenAsked(program);
 
 registerDebugCommands(program, target);

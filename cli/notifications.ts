@@ -332,6 +332,7 @@ export function registerNotificationCommands(program: Command, target: () => Tem
         token: config.token,
         corsOrigins: config.corsOrigins,
         rateLimit: config.rateLimit,
+        ...(config.mcpTools ? { mcp: { tools: config.mcpTools } } : {}),
       }).catch(async (err: unknown) => {
         await client.connection.close();
         throw err;

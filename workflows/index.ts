@@ -1,3 +1,4 @@
 /** Every workflow the worker registers. */
 export { agentWorkflow } from './agent';
 export { inboxWorkflow } from './inbox';
+export { toolCallWorkflow } from './tool-call';

@@ -30,6 +30,7 @@ import { createRateLimiter } from './rate-limit';
 import type { RateLimit } from './rate-limit';
 import { registerRunRoutes } from './runs';
 import { registerWebRoutes } from '../web/pages';
+import { registerMcpRoute } from '../mcp/http';
 
 /** One problem with a request, named by the field (or `(body)`, `(query)`) it is about. */
 export interface ApiIssue {
@@ -69,6 +70,8 @@ export interface NotificationsAppOptions {
   rateLimit?: RateLimit;
   /** Serve the web UI's pages (`/`, `/inbox/<user>`, `/runs`, `/runs/<id>`); default true. */
   webUi?: boolean;
+  /** The MCP endpoint `/mcp` and the built-in tools it offers (see `../mcp/http.ts`); `false`: none. */
+  mcp?: { tools?: readonly string[]; scriptsDir?: string } | false;
 }
 
 /**
@@ -213,6 +216,7 @@ function targetErrorResponse(c: Context, err: NotificationTargetError) {
  * - `GET /api/runs/:id/answer` → a run's answer with its citations resolved (see `runs.ts`)
  * - `GET /api/runs`, `GET /api/runs/:id[/events|/transcript]` → runs from visibility, a run's state (see `runs.ts`)
  * - `GET /api/approvals`, `POST /api/approvals/:run/:id` → what waits for approval, decisions (see `approvals.ts`)
+ * - `POST /mcp` → the MCP server over Streamable HTTP, behind the same token (see `../mcp/http.ts`)
  * - `GET /`, `/inbox/:user`, `/runs`, `/runs/:id`, `/assets/*`, `/login` → the web UI (see `../web/pages.ts`)
  *
  * Errors (each with `code` where it is about the target): 400 with field-level issues, 401 without
@@ -405,6 +409,15 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
 
   registerRunRoutes(app, client);
   registerApprovalRoutes(app, client);
+  if (opts.mcp !== false) {
+    registerMcpRoute(app, {
+      client,
+      taskQueue,
+      ...opts.mcp,
+      ...(opts.token ? { token: opts.token } : {}),
+      logError,
+    });
+  }
   if (opts.webUi !== false) registerWebRoutes(app, opts.token ? { token: opts.token } : {});
 
   return app;

@@ -12,6 +12,7 @@ import { DEFAULT_RATE_LIMIT, createNotificationsApp } from './app';
 import { parseCorsOrigins } from './hardening';
 import { isLoopback } from './loopback';
 import { webAssets } from '../web/assets';
+import { checkOfferedTools } from '../mcp/tools';
 
 export { isLoopback } from './loopback';
 import type { NotificationsAppOptions } from './app';
@@ -25,6 +26,8 @@ export const API_ENV = {
     'Comma-separated origins (https://app.example) whose web pages may call the API; default none',
   DURABLE_AGENT_API_RATE_BURST: 'Changes (create, mark read) one target may take at once; default 60',
   DURABLE_AGENT_API_RATE_PER_SECOND: 'Changes per second one target is refilled with; default 20',
+  DURABLE_AGENT_MCP_TOOLS:
+    'Comma-separated built-in tools /mcp offers (e.g. knowledge_base_search,sql_query); default get_time,calculator',
 } as const;
 
 /** Shortest accepted token: long enough that guessing it over HTTP is hopeless. */
@@ -37,6 +40,8 @@ export interface ApiConfig {
   corsOrigins: string[];
   /** Per-target limit on changes. */
   rateLimit: RateLimit;
+  /** The built-in tools `/mcp` offers (DURABLE_AGENT_MCP_TOOLS); the default set when absent. */
+  mcpTools?: string[];
 }
 
 /** A configuration or startup problem, with what to do about it. */
@@ -88,6 +93,14 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
       `Invalid API configuration: DURABLE_AGENT_API_CORS_ORIGINS ${(err as Error).message}`,
     );
   }
+  const mcpTools = env.DURABLE_AGENT_MCP_TOOLS?.split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
+  try {
+    if (mcpTools?.length) checkOfferedTools(mcpTools);
+  } catch (err) {
+    throw new ApiConfigError(`Invalid API configuration: DURABLE_AGENT_MCP_TOOLS: ${(err as Error).message}`);
+  }
   const rateLimit = {
     burst: parsed.data.DURABLE_AGENT_API_RATE_BURST,
     perSecond: parsed.data.DURABLE_AGENT_API_RATE_PER_SECOND,
@@ -96,6 +109,7 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     ...(parsed.data.DURABLE_AGENT_API_TOKEN ? { token: parsed.data.DURABLE_AGENT_API_TOKEN } : {}),
     corsOrigins,
     rateLimit,
+    ...(mcpTools?.length ? { mcpTools } : {}),
   };
 }
 

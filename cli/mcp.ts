@@ -1,0 +1,63 @@
+import type { Command } from 'commander';
+import type { TemporalTarget } from '../workers/connect';
+import { loadWorkerConfig } from '../workers/config';
+import { withClient } from '../client/traced-client';
+import { DEFAULT_MCP_TOOLS } from '../server/mcp/tools';
+import type * as McpServerModule from '../server/mcp/server';
+import type * as StdioModule from '@modelcontextprotocol/sdk/server/stdio.js';
+
+/** Splits `--tools a,b`. */
+function toolList(value: string): string[] {
+  return value
+    .split(',')
+    .map((t) => t.trim())
+    .filter(Boolean);
+}
+
+/**
+ * `durable-agent mcp`: the MCP server over stdio (stdout carries only JSON-RPC; messages go to
+ * stderr). It ends when its client closes stdin, or on SIGINT/SIGTERM.
+ */
+export function registerMcpCommand(program: Command, target: () => TemporalTarget): void {
+  program
+    .command('mcp')
+    .description(
+      'Serve MCP over stdio: built-in tools as durable calls, and agent runs (start, status, approve, cancel)',
+    )
+    .option(
+      '--tools <names>',
+      `comma-separated built-in tools to offer (default ${DEFAULT_MCP_TOOLS.join(',')}; e.g. knowledge_base_search,sql_query)`,
+      toolList,
+    )
+    .option(
+      '--task-queue <queue>',
+      'task queue of the worker (default DURABLE_AGENT_TASK_QUEUE or "durable-agent")',
+    )
+    .action(async (o: { tools?: string[]; taskQueue?: string }) => {
+      // Loaded on demand, so other commands do not pay for the MCP SDK.
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+      const { createMcpServer } = require('../server/mcp/server') as typeof McpServerModule;
+      const { StdioServerTransport } =
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+        require('@modelcontextprotocol/sdk/server/stdio.js') as typeof StdioModule;
+      const config = loadWorkerConfig();
+      await withClient(target(), async (client) => {
+        const server = createMcpServer({
+          client,
+          taskQueue: o.taskQueue ?? config.taskQueue,
+          scriptsDir: config.scriptsDir,
+          ...(o.tools ? { tools: o.tools } : {}),
+        });
+        const ended = new Promise<void>((resolve) => {
+          process.stdin.once('end', resolve);
+          process.stdin.once('close', resolve);
+          process.once('SIGINT', resolve);
+          process.once('SIGTERM', resolve);
+        });
+        await server.connect(new StdioServerTransport());
+        console.error(`durable-agent MCP server on stdio (task queue ${o.taskQueue ?? config.taskQueue})`);
+        await ended;
+        await server.close();
+      });
+    });
+}
