@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { historyToJSON } from '@temporalio/common/lib/proto-utils';
+import { closeMcpConnections } from '../activities/mcp';
 import { PROJECT_ROOT } from '../shared/project-root';
 import { SCENARIOS } from '../testkit/replay-scenarios';
 import { startDevServerFixture, withDevWorker } from '../testkit/dev-server';
@@ -41,6 +42,8 @@ async function main() {
       );
     }
   } finally {
+    // The MCP servers the scenarios configured (stdio processes) end with their connections.
+    await closeMcpConnections();
     await fx.stop();
   }
 }

@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { startAgentRun } from '../client/start-run';
 import type { AgentInput } from '../shared/agent';
@@ -5,6 +7,7 @@ import { approveToolCallUpdate, stateQuery, userMessageSignal } from '../shared/
 import { inboxWorkflowId, markReadSignal, notifySignal } from '../shared/notifications/messages';
 import type { WorkerConfig } from '../workers/config';
 import { emailConfig } from './mail';
+import { everythingServer, filesystemServer, mcpConfig, memoryServer } from './mcp';
 import { answerTurn, callTurn } from './scripts';
 import { SearchConfigSchema } from '../activities/search/config';
 import { tempDir } from './temporal';
@@ -23,6 +26,16 @@ async function until(check: () => Promise<boolean>, what: string): Promise<void>
     await new Promise((r) => setTimeout(r, 100));
   }
   throw new Error(`timed out waiting for ${what}`);
+}
+
+let mcpFolder: string | undefined;
+/** The files the `mcp` scenario's filesystem server serves, and its memory server's graph file. */
+function mcpFiles(): string {
+  if (!mcpFolder) {
+    mcpFolder = tempDir('replay-mcp');
+    fs.writeFileSync(path.join(mcpFolder, 'plan.md'), '# Plan\nOwner: Ada Lovelace\n');
+  }
+  return mcpFolder;
 }
 
 async function agent(client: Client, taskQueue: string, id: string, input: AgentInput): Promise<string[]> {
@@ -174,6 +187,57 @@ export const SCENARIOS: Scenario[] = [
           ],
         },
       }),
+  },
+  {
+    // MCP tools from the reference servers over stdio: discovery, two calls in one turn, one that
+    // needs no approval by policy, then continue-as-new carrying the discovered tools to the last step.
+    name: 'mcp',
+    config: () => ({
+      mcp: mcpConfig({
+        files: filesystemServer(mcpFiles()),
+        memory: memoryServer(path.join(mcpFiles(), 'memory.jsonl')),
+        everything: everythingServer('replay-mcp'),
+      }),
+    }),
+    async run(client, tq, id) {
+      const handle = await client.workflow.start('agentWorkflow', {
+        taskQueue: tq,
+        workflowId: id,
+        args: [
+          {
+            task: 'mcp',
+            tools: ['mcp:files/read_text_file', 'mcp:memory', 'mcp:everything/echo'],
+            policy: {
+              approvals: { tools: { 'mcp:memory/create_entities': 'never' } },
+              continueAsNewAfterSteps: 2,
+            },
+            model: {
+              provider: 'scripted',
+              turns: [
+                callTurn(
+                  ['read_text_file', { path: 'plan.md' }, 'read'],
+                  ['echo', { message: 'hello' }, 'echo'],
+                ),
+                callTurn([
+                  'create_entities',
+                  {
+                    entities: [
+                      { name: 'Ada Lovelace', entityType: 'person', observations: ['owns the plan'] },
+                    ],
+                  },
+                  'store',
+                ]),
+                callTurn(['echo', { message: 'after continue-as-new' }, 'again']),
+                answerTurn('{{result:read}} {{result:echo}} {{result:again}}'),
+              ],
+            },
+          } satisfies AgentInput,
+        ],
+      });
+      await handle.result();
+      // The first run (discovers, ends with continue-as-new) and the last (its carried catalog).
+      return [`${id}@${handle.firstExecutionRunId}`, id];
+    },
   },
   {
     name: 'email',
