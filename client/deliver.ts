@@ -43,5 +43,8 @@ export async function deliver(
 
 /** The delivery a worker's notification activities use: {@link deliver} over `client`. */
 export function notificationDelivery(client: Client, taskQueue: string): NotificationDelivery {
-  return (input) => deliver(client, taskQueue, input);
+  return (input, opts) =>
+    opts?.signal
+      ? client.withAbortSignal(opts.signal, () => deliver(client, taskQueue, input))
+      : deliver(client, taskQueue, input);
 }

@@ -60,14 +60,14 @@ export function createNotificationActivities(deps: { deliver?: NotificationDeliv
         workflowId,
         ...(input.context?.notifyUser ? [inboxWorkflowId(input.context.notifyUser)] : []),
       ];
-      await deps.deliver({ targets, notification });
+      await deps.deliver({ targets, notification }, { signal: Context.current().cancellationSignal });
       return { content: NOTIFY_USER_SUCCESS, data: { id: notification.id, targets } };
     },
 
     /** Delivers a notification the workflow raised itself (e.g. an approval timeout): to the run and its inbox. */
     async deliverNotification(input: DeliverNotificationInput): Promise<void> {
       if (!deps.deliver) throw notificationsUnavailable();
-      await deps.deliver(input);
+      await deps.deliver(input, { signal: Context.current().cancellationSignal });
     },
   };
 }

@@ -13,5 +13,12 @@ export interface DeliverNotificationInput {
   notification: NotificationInput;
 }
 
-/** Delivers one notification to every target, answering where each stored it. */
-export type NotificationDelivery = (input: DeliverNotificationInput) => Promise<NotifyResult[]>;
+/**
+ * Delivers one notification to every target, answering where each stored it. `signal` ends the
+ * wait: an activity passes its cancellation, so a worker shutting down is not held by an update
+ * that only a workflow task (perhaps of that very worker) could answer.
+ */
+export type NotificationDelivery = (
+  input: DeliverNotificationInput,
+  opts?: { signal?: AbortSignal },
+) => Promise<NotifyResult[]>;
