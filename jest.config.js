@@ -14,6 +14,10 @@ module.exports = {
   // A driver pool left open by a failing test must not keep CI waiting after the run.
   forceExit: true,
   reporters: ['default', '<rootDir>/tests/support/summary-reporter.js'],
+  // Test files are isolated (own servers, ports, task queues, schemas, mail tokens), so two run at
+  // a time, one per core of the 2-core machines the suite runs on; the longest start first.
+  maxWorkers: 2,
+  testSequencer: '<rootDir>/tests/support/sequencer.js',
   globalSetup: '<rootDir>/tests/support/global-setup.ts',
   globalTeardown: '<rootDir>/tests/support/global-teardown.ts',
 };

@@ -9,7 +9,10 @@ const path = require('node:path');
 
 const ROOT = path.resolve(__dirname, '..');
 const ENTRY = path.join(ROOT, 'cli', 'kb-main.ts');
-const OUT = path.join(ROOT, '.data', 'cli', 'kb-main.js');
+// DURABLE_AGENT_KB_BUNDLE: `off` runs through tsx; a .js path inside the checkout (its npm
+// packages resolve from there) keeps the bundle there instead, as the bundle's own test does.
+const SETTING = process.env.DURABLE_AGENT_KB_BUNDLE;
+const OUT = SETTING?.endsWith('.js') ? path.resolve(SETTING) : path.join(ROOT, '.data', 'cli', 'kb-main.js');
 const MANIFEST = `${OUT}.json`;
 
 /** [mtimeMs, size] of a file, or null when it is gone. */
@@ -73,7 +76,7 @@ function build() {
 }
 
 module.exports = function runKb() {
-  if (process.env.DURABLE_AGENT_KB_BUNDLE !== 'off' && (fresh() || build())) {
+  if (SETTING !== 'off' && (fresh() || build())) {
     require(OUT);
     return;
   }

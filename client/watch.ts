@@ -78,6 +78,9 @@ export async function watchRun(
     .finally(() => {
       done = true;
     });
+  // Handled from the start: the run can end (a cancelled one rejects) while the first query still
+  // waits for a worker, and an unhandled rejection would end this process with exit code 1.
+  result.catch(() => undefined);
   const follow = client.workflow.getHandle(handle.workflowId);
   const drain = async () => {
     try {

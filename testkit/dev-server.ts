@@ -1,5 +1,7 @@
 import { notificationDelivery } from '../client/deliver';
-import { Client, Connection } from '@temporalio/client';
+import type { Interceptor, NextCall } from '@grpc/grpc-js';
+import { InterceptingCall, Metadata, status } from '@grpc/grpc-js';
+import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { NativeConnection } from '@temporalio/worker';
 import { startDevServer, stopDevServer } from '../workers/dev-server';
@@ -18,6 +20,35 @@ export interface DevServerFixture {
   stop(): Promise<void>;
 }
 
+/**
+ * Sits under the SDK's retry interceptor: a call that a retry starts after the connection was
+ * closed ends as CANCELLED instead of throwing "Channel has been shut down" from the retry's timer,
+ * where nothing can catch it and jest fails whichever test file runs next in that process. It
+ * happens when a file stops its server while a call (a query a worker no longer answers) waits
+ * for its next attempt.
+ */
+const closedChannelGuard: Interceptor = (options, nextCall) => {
+  try {
+    return new InterceptingCall(nextCall(options));
+  } catch (err) {
+    const details = `the connection was closed: ${(err as Error).message}`;
+    const closed: ReturnType<NextCall> = {
+      start: (_metadata, listener) =>
+        setImmediate(() =>
+          listener?.onReceiveStatus?.({ code: status.CANCELLED, details, metadata: new Metadata() }),
+        ),
+      cancelWithStatus: () => undefined,
+      getPeer: () => 'closed',
+      sendMessageWithContext: () => undefined,
+      sendMessage: () => undefined,
+      startRead: () => undefined,
+      halfClose: () => undefined,
+      getAuthContext: () => null,
+    };
+    return new InterceptingCall(closed);
+  }
+};
+
 /** Starts a dev server from the pinned binary on a free port. */
 export async function startDevServerFixture(): Promise<DevServerFixture> {
   quietRuntime();
@@ -26,7 +57,11 @@ export async function startDevServerFixture(): Promise<DevServerFixture> {
   await startDevServer({ dataDir, port, headless: true });
   const address = `127.0.0.1:${port}`;
   const client = new Client({
-    connection: await Connection.connect({ address, channelArgs: CLIENT_CHANNEL_ARGS }),
+    connection: await Connection.connect({
+      address,
+      channelArgs: CLIENT_CHANNEL_ARGS,
+      interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), closedChannelGuard],
+    }),
   });
   return {
     address,

@@ -20,6 +20,15 @@ export function fixtureName(prefix = 'sqlt'): string {
   return `${prefix}_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
 }
 
+/**
+ * Whether a server-wide name (schema, database, role, user) is another fixture's, made by a test
+ * file running at the same time ({@link fixtureName}). A checksum leaves those out, so it sees only
+ * what the statements under test could have created.
+ */
+function belongsToOthers(name: string, own: string): boolean {
+  return name !== own && /^[a-z]+_[0-9a-f]{12}$/.test(name);
+}
+
 /** A database holding the corpus fixture, on a real server, in its own schema (Postgres) or database (MariaDB). */
 export interface SqlFixture {
   /** Connection settings for the tool (`writable` as asked), pointing at the fixture. */
@@ -69,9 +78,13 @@ export async function postgresFixture(): Promise<SqlFixture> {
             (await client.query(`SELECT last_value, is_called FROM ${schema}.${relname}`)).rows,
           );
       }
-      parts.push((await client.query('SELECT nspname FROM pg_namespace ORDER BY 1')).rows.length);
-      parts.push((await client.query('SELECT rolname, rolsuper FROM pg_roles ORDER BY 1')).rows);
-      parts.push((await client.query('SELECT datname FROM pg_database ORDER BY 1')).rows);
+      const mine = <T extends Record<string, unknown>>(rows: T[], key: keyof T) =>
+        rows.filter((r) => !belongsToOthers(String(r[key]), schema));
+      parts.push(mine((await client.query('SELECT nspname FROM pg_namespace ORDER BY 1')).rows, 'nspname'));
+      parts.push(
+        mine((await client.query('SELECT rolname, rolsuper FROM pg_roles ORDER BY 1')).rows, 'rolname'),
+      );
+      parts.push(mine((await client.query('SELECT datname FROM pg_database ORDER BY 1')).rows, 'datname'));
       parts.push(
         (
           await client.query(
@@ -118,8 +131,10 @@ export async function mysqlFixture(): Promise<SqlFixture> {
         parts.push((await conn.query(`CHECKSUM TABLE ${database}.${name} EXTENDED`))[0]);
         parts.push((await conn.query(`SHOW CREATE TABLE ${database}.${name}`))[0]);
       }
-      parts.push((await conn.query('SHOW DATABASES'))[0]);
-      parts.push((await conn.query('SELECT User, Host FROM mysql.user ORDER BY 1, 2'))[0]);
+      const mine = (rows: unknown, key: string) =>
+        (rows as Record<string, unknown>[]).filter((r) => !belongsToOthers(String(r[key]), database));
+      parts.push(mine((await conn.query('SHOW DATABASES'))[0], 'Database'));
+      parts.push(mine((await conn.query('SELECT User, Host FROM mysql.user ORDER BY 1, 2'))[0], 'User'));
       parts.push(
         (
           await conn.query(`SELECT EVENT_NAME FROM information_schema.EVENTS WHERE EVENT_SCHEMA = ?`, [

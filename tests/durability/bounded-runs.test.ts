@@ -8,19 +8,15 @@ import { approveToolCallUpdate, stateQuery, transcriptQuery } from '../../shared
 import { SIZE_BUDGETS } from '../../shared/temporal-limits';
 import { notifySignal } from '../../shared/notifications/messages';
 import type { History } from '../../client/debug/history';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture, withDevWorker } from '../../testkit/dev-server';
+import { withDevWorker } from '../../testkit/dev-server';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import fs from 'node:fs';
 import path from 'node:path';
 import { tempDir, uid } from '../../testkit/temporal';
 import { historyBytes, payloadsBytes, workflowTaskFailures, runChain } from '../../testkit/history';
+import { useDevServer } from '../support/environments';
 
-let fx: DevServerFixture;
-beforeAll(async () => {
-  fx = await startDevServerFixture();
-}, 120_000);
-afterAll(() => fx?.stop());
+const dev = useDevServer();
 
 /** Sizes of the activity inputs or results in history, by activity type, in order. */
 function activityPayloads(
@@ -59,9 +55,9 @@ test('45 steps of 60 KB SQL results: the run finishes and history grows by a few
     policy: { maxSteps: steps + 1 },
   };
   await withDevWorker(
-    fx,
+    dev.fx,
     async (taskQueue) => {
-      const handle = await fx.client.workflow.start('agentWorkflow', {
+      const handle = await dev.fx.client.workflow.start('agentWorkflow', {
         taskQueue,
         workflowId: uid('big'),
         args: [input],
@@ -72,7 +68,7 @@ test('45 steps of 60 KB SQL results: the run finishes and history grows by a few
       // The model read the whole last result (60,000 A's), resolved from the content store.
       expect(result.answer).toContain('A'.repeat(60_000));
 
-      const histories = await runChain(fx.client, handle.workflowId, handle.firstExecutionRunId);
+      const histories = await runChain(dev.fx.client, handle.workflowId, handle.firstExecutionRunId);
       const events = histories.flatMap((h) => h.events ?? []);
       expect(workflowTaskFailures(histories)).toEqual({});
       const total = histories.reduce((n, h) => n + historyBytes(h), 0);
@@ -102,8 +98,8 @@ test('a flood of notifications while a call waits for approval: the run continue
     tools: ['calculator'],
     policy: { requireApproval: ['calculator'], approvalTimeout: '2 hours' },
   };
-  await withDevWorker(fx, async (taskQueue) => {
-    const handle = await fx.client.workflow.start('agentWorkflow', {
+  await withDevWorker(dev.fx, async (taskQueue) => {
+    const handle = await dev.fx.client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId: uid('flood'),
       args: [input],
@@ -123,10 +119,10 @@ test('a flood of notifications while a call waits for approval: the run continue
 
     await waitFor(
       async () =>
-        (await fx.client.workflow.getHandle(handle.workflowId).describe()).runId !==
+        (await dev.fx.client.workflow.getHandle(handle.workflowId).describe()).runId !==
         handle.firstExecutionRunId,
     );
-    const latest = fx.client.workflow.getHandle(handle.workflowId);
+    const latest = dev.fx.client.workflow.getHandle(handle.workflowId);
     await waitFor(
       async () => (await latest.query(stateQuery)).pendingToolCalls[0]?.state === 'awaiting_approval',
     );
@@ -138,7 +134,7 @@ test('a flood of notifications while a call waits for approval: the run continue
     const result = (await latest.result()) as AgentResult;
     expect(result.answer).toBe('Result: 42');
 
-    const histories = await runChain(fx.client, handle.workflowId, handle.firstExecutionRunId);
+    const histories = await runChain(dev.fx.client, handle.workflowId, handle.firstExecutionRunId);
     expect(histories.length).toBeGreaterThan(1);
     const events = histories.flatMap((h) => h.events ?? []);
     // Under a flood, continue-as-new may need a few attempts: the server refuses to close a run

@@ -4,21 +4,18 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { devServerStatus, startDevServer, stopDevServer } from '../../workers/dev-server';
 import type { AgentInput, AgentResult, Policy } from '../../shared/agent';
 import { eventsQuery } from '../../shared/agent';
 import { createAgentWorker } from '../../workers/worker';
-import { freePort, startWorkerProcess } from '../../testkit/processes';
+import { startWorkerProcess } from '../../testkit/processes';
 import { answerTurn, callTurn } from '../../testkit/scripts';
-import { quietRuntime, tempDir, testConfig, uid, workflowBundle } from '../../testkit/temporal';
+import { tempDir, testConfig, uid, workflowBundle } from '../../testkit/temporal';
 import { scheduledActivityTypes } from '../../testkit/history';
+import { useDevServer } from '../support/environments';
 
-const dataDir = tempDir('durability');
 const scriptsDir = tempDir('scripts');
-let port: number;
-let client: Client;
 
 const script = {
   turns: [
@@ -30,18 +27,8 @@ const script = {
 };
 const EXPECTED = 'c1=4 w1=Waited 4 s. c2=100';
 
-beforeAll(async () => {
-  quietRuntime();
-  fs.writeFileSync(path.join(scriptsDir, 'durable.json'), JSON.stringify(script));
-  port = await freePort();
-  await startDevServer({ dataDir, port, headless: true });
-  client = new Client({ connection: await Connection.connect({ address: `127.0.0.1:${port}` }) });
-}, 120_000);
-
-afterAll(async () => {
-  await client?.connection.close();
-  await stopDevServer({ dataDir, port });
-});
+beforeAll(() => fs.writeFileSync(path.join(scriptsDir, 'durable.json'), JSON.stringify(script)));
+const dev = useDevServer();
 
 function input(localActivities: Policy['localActivities'] = 'never'): AgentInput {
   return {
@@ -56,7 +43,7 @@ async function waitForEvent(
   workflowId: string,
   pred: (kind: string, tool?: string) => boolean,
 ): Promise<void> {
-  const handle = client.workflow.getHandle(workflowId);
+  const handle = dev.fx.client.workflow.getHandle(workflowId);
   const deadline = Date.now() + 60_000;
   for (;;) {
     const events = await handle.query(eventsQuery, {}).catch(() => []);
@@ -87,13 +74,13 @@ test.each([
   async ({ mode, scheduled }) => {
     const taskQueue = uid('crash');
     const env = {
-      TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+      TEMPORAL_ADDRESS: dev.fx.address,
       DURABLE_AGENT_TASK_QUEUE: taskQueue,
       DURABLE_AGENT_SCRIPTS_DIR: scriptsDir,
     };
     const first = await startWorkerProcess(env);
     const workflowId = uid('crash-run');
-    const handle = await client.workflow.start('agentWorkflow', {
+    const handle = await dev.fx.client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId,
       args: [input(mode)],
@@ -148,8 +135,10 @@ test.each([
 ])(
   'dev server $how and restarted mid-run (persistent file, localActivities $mode): the run finishes, nothing lost',
   async ({ mode, how }) => {
+    // This file's server: stopped or killed here, then started again on its port and data folder.
+    const server = { dataDir: dev.fx.dataDir, port: dev.fx.port };
     const taskQueue = uid('restart');
-    const connection = await NativeConnection.connect({ address: `127.0.0.1:${port}` });
+    const connection = await NativeConnection.connect({ address: dev.fx.address });
     const worker = await createAgentWorker({
       connection,
       namespace: 'default',
@@ -160,22 +149,21 @@ test.each([
     const running = worker.run();
     try {
       const workflowId = uid('restart-run');
-      await client.workflow.start('agentWorkflow', { taskQueue, workflowId, args: [input(mode)] });
+      await dev.fx.client.workflow.start('agentWorkflow', { taskQueue, workflowId, args: [input(mode)] });
       await waitForEvent(workflowId, (kind, tool) => kind === 'tool_started' && tool === 'wait');
 
       if (how === 'killed (SIGKILL)') {
-        const { pid } = await devServerStatus({ dataDir, port });
+        const { pid } = await devServerStatus(server);
         if (pid === null) throw new Error('the dev server of this test is not running');
         process.kill(pid, 'SIGKILL');
-        while ((await devServerStatus({ dataDir, port })).pid !== null)
-          await new Promise((r) => setTimeout(r, 100));
+        while ((await devServerStatus(server)).pid !== null) await new Promise((r) => setTimeout(r, 100));
       } else {
-        expect(await stopDevServer({ dataDir, port })).toBe(true);
+        expect(await stopDevServer(server)).toBe(true);
       }
       await new Promise((r) => setTimeout(r, 1000));
-      await startDevServer({ dataDir, port, headless: true });
+      await startDevServer({ ...server, headless: true });
 
-      const handle = client.workflow.getHandle(workflowId);
+      const handle = dev.fx.client.workflow.getHandle(workflowId);
       const result = (await handle.result()) as AgentResult;
       expect(result.answer).toBe(EXPECTED);
       // Every step the server had taken before it went down is still there, and none ran twice.

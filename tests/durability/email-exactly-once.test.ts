@@ -7,12 +7,10 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { closeEmailConnections } from '../../activities/email';
 import { deterministicMessageId } from '../../activities/email/send';
 import { temporalBinary } from '../../workers/binaries';
-import { startDevServer, stopDevServer } from '../../workers/dev-server';
 import type { AgentInput, AgentResult, Policy } from '../../shared/agent';
 import { createAgentWorker } from '../../workers/worker';
 import {
@@ -25,28 +23,16 @@ import {
   token,
   waitForMessage,
 } from '../../testkit/mail';
-import { freePort, startWorkerProcess, waitForLogLine } from '../../testkit/processes';
+import { startWorkerProcess, waitForLogLine } from '../../testkit/processes';
 import { answerTurn, callTurn } from '../../testkit/scripts';
-import { quietRuntime, tempDir, testConfig, uid, workflowBundle } from '../../testkit/temporal';
+import { tempDir, testConfig, uid, workflowBundle } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
-const dataDir = tempDir('email-durability');
 const configDir = tempDir('email-config');
-let port: number;
-let client: Client;
 
-beforeAll(async () => {
-  await requireMailServer();
-  quietRuntime();
-  port = await freePort();
-  await startDevServer({ dataDir, port, headless: true });
-  client = new Client({ connection: await Connection.connect({ address: `127.0.0.1:${port}` }) });
-}, 120_000);
-
-afterAll(async () => {
-  closeEmailConnections();
-  await client?.connection.close();
-  await stopDevServer({ dataDir, port });
-});
+beforeAll(() => requireMailServer());
+const dev = useDevServer();
+afterAll(() => closeEmailConnections());
 
 /** A worker config file; the password stays in the environment (`${env:…}`), as in production. */
 function configFile(name: string, extra: Record<string, unknown>): string {
@@ -89,7 +75,7 @@ describe.each([
     async (mode) => {
       const taskQueue = uid('email-crash');
       const base = {
-        TEMPORAL_ADDRESS: `127.0.0.1:${port}`,
+        TEMPORAL_ADDRESS: dev.fx.address,
         DURABLE_AGENT_TASK_QUEUE: taskQueue,
         DA_TEST_MAIL_PASSWORD: AGENT.password,
       };
@@ -101,7 +87,7 @@ describe.each([
       });
       const workflowId = uid(`email-crash-${stallAt}-${mode}`);
       const subject = `Crash ${token()}`;
-      const handle = await client.workflow.start('agentWorkflow', {
+      const handle = await dev.fx.client.workflow.start('agentWorkflow', {
         taskQueue,
         workflowId,
         args: [sendInput(subject, mode)],
@@ -149,7 +135,7 @@ test('the exported history (temporal workflow show --output json) contains no pa
     }),
   });
   const taskQueue = uid('email-history');
-  const connection = await NativeConnection.connect({ address: `127.0.0.1:${port}` });
+  const connection = await NativeConnection.connect({ address: dev.fx.address });
   const worker = await createAgentWorker({
     connection,
     namespace: 'default',
@@ -176,14 +162,14 @@ test('the exported history (temporal workflow show --output json) contains no pa
         tools: ['fetch_email', 'send_email'],
         policy: { approvals: { tools: { send_email: 'never' } } },
       };
-      await client.workflow.execute('agentWorkflow', { taskQueue, workflowId, args: [input] });
+      await dev.fx.client.workflow.execute('agentWorkflow', { taskQueue, workflowId, args: [input] });
     });
   } finally {
     await connection.close();
   }
   const { stdout } = await promisify(execFile)(
     temporalBinary('temporal'),
-    ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', `127.0.0.1:${port}`],
+    ['workflow', 'show', '--workflow-id', workflowId, '--output', 'json', '--address', dev.fx.address],
     { maxBuffer: 64 * 1024 * 1024 },
   );
   // Payloads are base64 in the JSON: search the decoded text of every string as well as the raw output.

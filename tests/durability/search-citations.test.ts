@@ -10,17 +10,16 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { AgentResult } from '../../shared/agent';
 import { citationsQuery, eventsQuery, stateQuery, transcriptQuery } from '../../shared/agent';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture } from '../../testkit/dev-server';
 import { startWorkerProcess } from '../../testkit/processes';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import { tempDir, uid } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
 const TAVILY = fs.readFileSync(
   path.join(__dirname, '..', 'fixtures', 'search', 'tavily-search.json'),
   'utf8',
 );
-let fx: DevServerFixture;
+const dev = useDevServer();
 let web: http.Server;
 let webCalls = 0;
 
@@ -56,12 +55,7 @@ beforeAll(async () => {
     });
   });
   await new Promise<void>((resolve) => web.listen(0, '127.0.0.1', resolve));
-  fx = await startDevServerFixture();
-}, 120_000);
-
-afterAll(async () => {
-  await fx?.stop();
-  await new Promise((resolve) => web.close(resolve));
+  dev.defer(() => new Promise((resolve) => web.close(resolve)));
 });
 
 /** A worker config whose web search is the local Tavily-shaped server. */
@@ -103,14 +97,14 @@ test('cite indexes are unique across searches, continue-as-new and a worker rest
     }),
   );
   const env = {
-    TEMPORAL_ADDRESS: fx.address,
+    TEMPORAL_ADDRESS: dev.fx.address,
     DURABLE_AGENT_TASK_QUEUE: uid('search'),
     DURABLE_AGENT_SCRIPTS_DIR: dir,
     DURABLE_AGENT_CONFIG: configFile,
   };
   const first = await startWorkerProcess(env);
   const workflowId = uid('cite');
-  const handle = await fx.client.workflow.start('agentWorkflow', {
+  const handle = await dev.fx.client.workflow.start('agentWorkflow', {
     taskQueue: env.DURABLE_AGENT_TASK_QUEUE,
     workflowId,
     args: [
@@ -122,7 +116,7 @@ test('cite indexes are unique across searches, continue-as-new and a worker rest
       },
     ],
   });
-  const latest = fx.client.workflow.getHandle(workflowId);
+  const latest = dev.fx.client.workflow.getHandle(workflowId);
   for (let i = 0; i < 900; i++) {
     const events = await latest.query(eventsQuery, {}).catch(() => []);
     if (events.some((e) => e.kind === 'tool_started' && e.tool === 'wait')) break;
@@ -191,14 +185,14 @@ test('parallel searches number their results in the order the calls started, not
     }),
   );
   const env = {
-    TEMPORAL_ADDRESS: fx.address,
+    TEMPORAL_ADDRESS: dev.fx.address,
     DURABLE_AGENT_TASK_QUEUE: uid('search-order'),
     DURABLE_AGENT_SCRIPTS_DIR: dir,
     DURABLE_AGENT_CONFIG: configFile,
   };
   const worker = await startWorkerProcess(env);
   try {
-    const handle = await fx.client.workflow.start('agentWorkflow', {
+    const handle = await dev.fx.client.workflow.start('agentWorkflow', {
       taskQueue: env.DURABLE_AGENT_TASK_QUEUE,
       workflowId: uid('cite-order'),
       args: [

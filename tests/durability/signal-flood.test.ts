@@ -13,11 +13,11 @@ import { notifySignal } from '../../shared/notifications/messages';
 import { maxSizeNotification } from '../../bench/chaos/flood';
 import type { History } from '../../client/debug/history';
 import { SIGNAL_BUDGET_PATCH } from '../../workflows/notifications';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture, withDevWorker } from '../../testkit/dev-server';
+import { withDevWorker } from '../../testkit/dev-server';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import { uid } from '../../testkit/temporal';
 import { historyBytes, workflowTaskFailures, runChain } from '../../testkit/history';
+import { useDevServer } from '../support/environments';
 
 /** Signals sent at once: three times one run's signal budget (about 100 of these). */
 const BURST = Number(process.env.SIGNAL_FLOOD_BURST ?? 300);
@@ -25,11 +25,7 @@ const BURST = Number(process.env.SIGNAL_FLOOD_BURST ?? 300);
 const STEADY = Number(process.env.SIGNAL_FLOOD_STEADY ?? 100);
 const RATE = Number(process.env.SIGNAL_FLOOD_RATE ?? 5);
 
-let fx: DevServerFixture;
-beforeAll(async () => {
-  fx = await startDevServerFixture();
-}, 120_000);
-afterAll(() => fx?.stop());
+const dev = useDevServer();
 
 /** The longest a workflow task took, started to completed (the worker's 5 s limit is on this work). */
 function longestTaskMs(histories: History[]): number {
@@ -71,14 +67,14 @@ test(`a burst of ${BURST} and ${STEADY} more maximum-size notify signals while a
     policy: { approvals: { tools: { get_time: 'always' } }, approvalTimeout: '30 minutes' },
     notify: { user: uid('flooded') },
   };
-  await withDevWorker(fx, async (taskQueue) => {
-    const handle = await fx.client.workflow.start('agentWorkflow', {
+  await withDevWorker(dev.fx, async (taskQueue) => {
+    const handle = await dev.fx.client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId: uid('signal-flood'),
       args: [input],
     });
     await waitFor(async () => (await handle.query(stateQuery)).status === 'waiting_for_approval');
-    const latest = fx.client.workflow.getHandle(handle.workflowId);
+    const latest = dev.fx.client.workflow.getHandle(handle.workflowId);
     const signal = (i: number) => latest.signal(notifySignal, maxSizeNotification(`flood-${i}`, i));
 
     let queriesOk = 0;
@@ -113,7 +109,7 @@ test(`a burst of ${BURST} and ${STEADY} more maximum-size notify signals while a
     expect(result.stopReason).toBe('final_answer');
     expect(result.answer).toMatch(/^Time: /);
 
-    const histories = await runChain(fx.client, handle.workflowId, handle.firstExecutionRunId);
+    const histories = await runChain(dev.fx.client, handle.workflowId, handle.firstExecutionRunId);
     // No task failed on the flood (before the signal budget, a task holding the burst ran past the
     // worker's 5 s limit, and every retry held more). Two server causes are no failure of the run:
     // it refuses to close a run while new signals arrive (UNHANDLED_COMMAND), and it ends a task

@@ -5,34 +5,20 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
-import { startDevServer, stopDevServer } from '../../workers/dev-server';
 import type { AgentInput, AgentResult, Policy } from '../../shared/agent';
 import type { ScriptedTurn } from '../../shared/model';
-import { freePort, startWorkerProcess, waitForLogLine } from '../../testkit/processes';
+import { startWorkerProcess, waitForLogLine } from '../../testkit/processes';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import type { SqlFixture } from '../../testkit/sql-fixtures';
 import { mysqlFixture, postgresFixture } from '../../testkit/sql-fixtures';
-import { quietRuntime, tempDir, uid } from '../../testkit/temporal';
+import { tempDir, uid } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
-const dataDir = tempDir('sql-durability');
 const configDir = tempDir('sql-config');
-let port: number;
-let client: Client;
 const fixtures: SqlFixture[] = [];
 
-beforeAll(async () => {
-  quietRuntime();
-  port = await freePort();
-  await startDevServer({ dataDir, port, headless: true });
-  client = new Client({ connection: await Connection.connect({ address: `127.0.0.1:${port}` }) });
-}, 120_000);
-
-afterAll(async () => {
-  await Promise.all(fixtures.map((f) => f.drop()));
-  await client?.connection.close();
-  await stopDevServer({ dataDir, port });
-});
+const dev = useDevServer();
+afterAll(() => Promise.all(fixtures.map((f) => f.drop())));
 
 /** A worker config file; the URL (which would hold a password) stays in the environment. */
 function configFile(name: string, connection: Record<string, unknown>): string {
@@ -85,7 +71,7 @@ describe.each([
     const p = engine === 'mysql' ? '?' : '$1';
     const { connection, env } = await target(engine);
     const taskQueue = uid('sql-crash');
-    const base = { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, DURABLE_AGENT_TASK_QUEUE: taskQueue, ...env };
+    const base = { TEMPORAL_ADDRESS: dev.fx.address, DURABLE_AGENT_TASK_QUEUE: taskQueue, ...env };
     const first = await startWorkerProcess({
       ...base,
       DURABLE_AGENT_CONFIG: configFile(`stall-${engine}-${mode}`, {
@@ -95,7 +81,7 @@ describe.each([
     });
     const workflowId = uid(`sql-crash-${engine}-${mode}`);
     const read = { connection: 'shop', sql: `SELECT stock FROM products WHERE id = ${p}`, params: [1] };
-    const handle = await client.workflow.start('agentWorkflow', {
+    const handle = await dev.fx.client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId,
       args: [
@@ -159,7 +145,7 @@ describe.each([
       const before = Number(
         /before: SELECT: 1 row\.\ncolumns: \["stock"\]\n\["?(\d+)"?\]/.exec(result.answer ?? '')?.[1],
       );
-      const check = (await client.workflow.execute('agentWorkflow', {
+      const check = (await dev.fx.client.workflow.execute('agentWorkflow', {
         taskQueue,
         workflowId: uid('sql-check'),
         args: [

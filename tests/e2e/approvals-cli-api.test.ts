@@ -9,32 +9,18 @@ import { startApiServer } from '../../server/api/server';
 import type { RunningApiServer } from '../../server/api/server';
 import type { AgentInput } from '../../shared/agent';
 import { startAgentRun } from '../../client/start-run';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture } from '../../testkit/dev-server';
-import type { WorkerProcess } from '../../testkit/processes';
-import { runCli, startWorkerProcess } from '../../testkit/processes';
+import { runCli } from '../../testkit/processes';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import { tempDir, uid } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
-let fx: DevServerFixture;
-let worker: WorkerProcess;
-let taskQueue: string;
+const dev = useDevServer({ worker: true, queue: 'approvals' });
+const { taskQueue } = dev;
 let api: RunningApiServer;
-let env: Record<string, string>;
 
 beforeAll(async () => {
-  fx = await startDevServerFixture();
-  taskQueue = uid('approvals');
-  env = { TEMPORAL_ADDRESS: fx.address, DURABLE_AGENT_TASK_QUEUE: taskQueue };
-  worker = await startWorkerProcess(env);
-  api = await startApiServer({ client: fx.client, taskQueue, host: '127.0.0.1', port: 0 });
-}, 120_000);
-
-afterAll(async () => {
-  await api?.close();
-  worker?.child.kill('SIGTERM');
-  await worker?.exited;
-  await fx?.stop();
+  api = await startApiServer({ client: dev.fx.client, taskQueue, host: '127.0.0.1', port: 0 });
+  dev.defer(() => api.close());
 });
 
 async function call(method: string, p: string, body?: unknown) {
@@ -70,7 +56,7 @@ test('list, refuse with the validator’s reason, reject, and say finished runs 
     },
   };
   const id = uid('run');
-  const handle = await startAgentRun(fx.client, input, { workflowId: id, taskQueue });
+  const handle = await startAgentRun(dev.fx.client, input, { workflowId: id, taskQueue });
 
   const listed = await until('the approval over HTTP', async () => {
     const r = await call('GET', `/api/approvals?run=${encodeURIComponent(id)}`);
@@ -91,18 +77,18 @@ test('list, refuse with the validator’s reason, reject, and say finished runs 
     return (r.body.approvals as { workflowId: string }[]).some((a) => a.workflowId === id) ? r : undefined;
   });
   expect((all.body.approvals as unknown[]).length).toBe(1);
-  const cliList = await runCli(['approvals', '--user', user], env);
+  const cliList = await runCli(['approvals', '--user', user], dev.env);
   expect(cliList.code).toBe(0);
   expect(cliList.stdout).toContain(`${id} s1: send_email until`);
   expect(cliList.stdout).toContain('to: boss@example.com; subject: "Report"');
 
-  const ghost = await runCli(['approve', id, 'ghost'], env);
+  const ghost = await runCli(['approve', id, 'ghost'], dev.env);
   expect(ghost.code).toBe(1);
   expect(ghost.stderr).toBe(`error: No tool call ghost is waiting for approval; waiting: s1\n`);
 
   const argsFile = path.join(tempDir('args'), 'edited.json');
   fs.writeFileSync(argsFile, JSON.stringify({ to: [], subject: 'Report' }));
-  const badEdit = await runCli(['approve', id, 's1', '--args', argsFile], env);
+  const badEdit = await runCli(['approve', id, 's1', '--args', argsFile], dev.env);
   expect(badEdit.code).toBe(1);
   expect(badEdit.stderr).toMatch(
     /^error: The edited arguments for send_email are invalid: to: .*text: give text and\/or html\n$/,
@@ -113,12 +99,12 @@ test('list, refuse with the validator’s reason, reject, and say finished runs 
     body: { error: 'reason: a rejection needs a reason (shown to the model)' },
   });
 
-  const rejected = await runCli(['reject', id, 's1', '--reason', 'wrong recipient'], env);
+  const rejected = await runCli(['reject', id, 's1', '--reason', 'wrong recipient'], dev.env);
   expect(rejected).toMatchObject({ code: 0, stdout: 's1: rejected\n' });
   const result = (await handle.result()) as { answer: string };
   expect(result.answer).toContain('The user rejected this call: wrong recipient');
 
-  const late = await runCli(['approve', id, 's1'], env);
+  const late = await runCli(['approve', id, 's1'], dev.env);
   expect(late.code).toBe(1);
   expect(late.stderr).toBe(
     `error: Run "${id}" has already ended (COMPLETED); no tool call of it waits for approval any more. See its outcome with: durable-agent status ${id}\n`,
@@ -138,7 +124,7 @@ test('run --approve with a misspelt or wrongly cased tool is refused before anyt
   for (const name of ['send_emial', 'Send_Email']) {
     const out = await runCli(
       ['run', '--model', 'local', '--tools', 'send_email', '--approve', name, 'x'],
-      env,
+      dev.env,
     );
     expect(out.code).toBe(1);
     expect(out.stderr).toMatch(
@@ -147,7 +133,7 @@ test('run --approve with a misspelt or wrongly cased tool is refused before anyt
   }
   const notEnabled = await runCli(
     ['run', '--model', 'local', '--tools', 'calculator', '--approve', 'send_email', 'x'],
-    env,
+    dev.env,
   );
   expect(notEnabled.stderr).toMatch(
     /tool "send_email" is not enabled for this run; enabled tools: calculator/,

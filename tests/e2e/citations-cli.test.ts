@@ -8,25 +8,19 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { createNotificationsApp } from '../../server/api/app';
 import { PROJECT_ROOT } from '../../shared/project-root';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture } from '../../testkit/dev-server';
-import type { WorkerProcess } from '../../testkit/processes';
-import { runCli, startWorkerProcess } from '../../testkit/processes';
+import { runCli } from '../../testkit/processes';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import { tempDir, uid } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
 const KB = path.join(PROJECT_ROOT, 'examples', 'kb');
 const TOMATOES = path.join(KB, 'garden', 'tomatoes.md');
 const ESPRESSO = path.join(KB, 'kitchen', 'espresso.md');
 
-let fx: DevServerFixture;
-let worker: WorkerProcess;
-let env: Record<string, string>;
+const dir = tempDir('cite-cli');
+const config = path.join(dir, 'config.json');
 
-beforeAll(async () => {
-  fx = await startDevServerFixture();
-  const dir = tempDir('cite-cli');
-  const config = path.join(dir, 'config.json');
+beforeAll(() => {
   fs.writeFileSync(config, JSON.stringify({ search: { knowledgeBase: { dataDir: path.join(dir, 'kb') } } }));
   fs.writeFileSync(
     path.join(dir, 'cite.json'),
@@ -40,19 +34,10 @@ beforeAll(async () => {
       ],
     }),
   );
-  env = {
-    TEMPORAL_ADDRESS: fx.address,
-    DURABLE_AGENT_TASK_QUEUE: uid('cite-cli'),
-    DURABLE_AGENT_SCRIPTS_DIR: dir,
-    DURABLE_AGENT_CONFIG: config,
-  };
-  worker = await startWorkerProcess(env);
-}, 120_000);
-
-afterAll(async () => {
-  worker?.child.kill('SIGTERM');
-  await worker?.exited;
-  await fx?.stop();
+});
+const dev = useDevServer({
+  worker: { DURABLE_AGENT_SCRIPTS_DIR: dir, DURABLE_AGENT_CONFIG: config },
+  queue: 'cite-cli',
 });
 
 /** The sources block as `run`, `status` and the text transcript print it. */
@@ -76,7 +61,7 @@ test('run, status, transcript and the API show the two cited sources, numbered, 
       'knowledge_base_search',
       'Two garden and kitchen questions',
     ],
-    env,
+    dev.env,
   );
   expect(run.stderr).toBe('');
   expect(run.code).toBe(0);
@@ -89,7 +74,7 @@ test('run, status, transcript and the API show the two cited sources, numbered, 
 
   const json = await runCli(
     ['run', '--json', '--model', 'scripted:cite', '--tools', 'knowledge_base_search', 'Again, as JSON'],
-    env,
+    dev.env,
   );
   const parsed = JSON.parse(json.stdout) as {
     result: { answer: string };
@@ -101,12 +86,12 @@ test('run, status, transcript and the API show the two cited sources, numbered, 
     expect.objectContaining({ n: 2, index: 'a2', location: ESPRESSO, filename: 'kitchen/espresso.md' }),
   ]);
 
-  const status = await runCli(['status', id], env);
+  const status = await runCli(['status', id], dev.env);
   expect(status.code).toBe(0);
   expect(status.stdout).toContain('answer: Blossom end rot comes from a calcium shortage [1]');
   expect(status.stdout).toMatch(sources(''));
 
-  const transcript = await runCli(['transcript', id], env);
+  const transcript = await runCli(['transcript', id], dev.env);
   expect(transcript.code).toBe(0);
   expect(transcript.stdout).toMatch(
     /answer: Blossom end rot comes from a calcium shortage \[1\]; .* \[2\]\./,
@@ -116,11 +101,11 @@ test('run, status, transcript and the API show the two cited sources, numbered, 
       `sources:\\n {4}\\[1\\] Growing Tomatoes › Blossom end rot — ${TOMATOES.replace(/[.]/g, '\\.')}\\n {4}\\[2\\] .+ — ${ESPRESSO.replace(/[.]/g, '\\.')}`,
     ),
   );
-  const markdown = await runCli(['transcript', id, '--format', 'markdown'], env);
+  const markdown = await runCli(['transcript', id, '--format', 'markdown'], dev.env);
   expect(markdown.stdout).toContain(`  - [1] Growing Tomatoes › Blossom end rot — ${TOMATOES}`);
   expect(markdown.stdout).toMatch(/ {2}- \[2\] .+ — .*espresso\.md/);
 
-  const app = createNotificationsApp({ client: fx.client, taskQueue: env.DURABLE_AGENT_TASK_QUEUE! });
+  const app = createNotificationsApp({ client: dev.fx.client, taskQueue: dev.env.DURABLE_AGENT_TASK_QUEUE! });
   // As a local client sends it: the API without a token answers loopback hosts only.
   const local = { headers: { host: '127.0.0.1:8787' } };
   const res = await app.request(`/api/runs/${encodeURIComponent(id)}/answer`, local);

@@ -6,30 +6,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { startDevServer, stopDevServer } from '../../workers/dev-server';
 import { AGENT_WORKFLOW_TYPE } from '../../shared/agent';
-import type { WorkerProcess } from '../../testkit/processes';
-import { freePort, runCli, startWorkerProcess } from '../../testkit/processes';
+import { runCli } from '../../testkit/processes';
 import { tempDir, uid } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
-const dataDir = tempDir('climsg');
 const files = tempDir('climsg-files');
-let port: number;
-let env: Record<string, string>;
-let worker: WorkerProcess;
-
-beforeAll(async () => {
-  port = await freePort();
-  await startDevServer({ dataDir, port, headless: true });
-  env = { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, DURABLE_AGENT_TASK_QUEUE: uid('climsg') };
-  worker = await startWorkerProcess(env);
-}, 120_000);
-
-afterAll(async () => {
-  worker?.child.kill('SIGTERM');
-  if (worker) expect(await worker.exited).toBe(0);
-  await stopDevServer({ dataDir, port });
-});
+const dev = useDevServer({ worker: true, queue: 'climsg', cleanExit: true });
 
 function file(name: string, text: string): string {
   const f = path.join(files, name);
@@ -38,7 +21,7 @@ function file(name: string, text: string): string {
 }
 
 test('the README offline example runs clean: the demo script gets its tools, and says it does not read the task', async () => {
-  const out = await runCli(['run', '--model', 'scripted:demo', 'Plan my trip'], env);
+  const out = await runCli(['run', '--model', 'scripted:demo', 'Plan my trip'], dev.env);
   expect(out.code).toBe(0);
   expect(out.stdout).not.toContain('✗');
   expect(out.stdout).toMatch(/✓ notify_user in \d+ ms/);
@@ -50,7 +33,10 @@ test('the README offline example runs clean: the demo script gets its tools, and
 }, 60_000);
 
 test('a scripted run whose script calls a tool the run does not enable is refused before it starts', async () => {
-  const out = await runCli(['run', 'How many customers are there?', '--tools', 'sql_schema,sql_query'], env);
+  const out = await runCli(
+    ['run', 'How many customers are there?', '--tools', 'sql_schema,sql_query'],
+    dev.env,
+  );
   expect(out.code).toBe(1);
   expect(out.stdout).toBe('');
   expect(out.stderr).toBe(
@@ -74,7 +60,7 @@ test('--input files: bad ones name the file and the fix; one without a model use
     [path.join(files, 'missing.json'), ': no such file'],
   ];
   for (const [f, message] of cases) {
-    const out = await runCli(['run', '--input', f], env);
+    const out = await runCli(['run', '--input', f], dev.env);
     expect(out.code).toBe(1);
     expect(out.stderr).toContain(`error: --input ${f}`);
     expect(out.stderr).toContain(message);
@@ -85,13 +71,13 @@ test('--input files: bad ones name the file and the fix; one without a model use
     'no-model.json',
     JSON.stringify({ task: 'Plan my trip', tools: ['get_time', 'calculator', 'notify_user'] }),
   );
-  const out = await runCli(['run', '--input', noModel], env);
+  const out = await runCli(['run', '--input', noModel], dev.env);
   expect(out.code).toBe(0);
   expect(out.stdout).toContain('the trip budget is 1806.2 EUR');
 }, 120_000);
 
 test('--id "" is refused with the fix', async () => {
-  const out = await runCli(['run', '--id', '', 'x'], env);
+  const out = await runCli(['run', '--id', '', 'x'], dev.env);
   expect(out.code).toBe(1);
   expect(out.stderr).toContain('--id');
   expect(out.stderr).toContain('must not be empty (leave --id out for agent-<uuid>)');
@@ -99,9 +85,9 @@ test('--id "" is refused with the fix', async () => {
 
 test('message, approve and cancel on a run that has ended say so and exit 1', async () => {
   const id = uid('ended');
-  expect((await runCli(['run', '--id', id, '--json', 'Plan my trip'], env)).code).toBe(0);
+  expect((await runCli(['run', '--id', id, '--json', 'Plan my trip'], dev.env)).code).toBe(0);
   const expectEnded = async (args: string[], consequence: string) => {
-    const out = await runCli(args, env);
+    const out = await runCli(args, dev.env);
     expect(out.code).toBe(1);
     expect(out.stderr).toBe(
       `error: Run "${id}" has already ended (COMPLETED); ${consequence}. See its outcome with: durable-agent status ${id}\n`,
@@ -113,11 +99,11 @@ test('message, approve and cancel on a run that has ended say so and exit 1', as
 }, 60_000);
 
 test('status of a run whose input failed validation says why it ended', async () => {
-  const client = new Client({ connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS! }) });
+  const client = new Client({ connection: await Connection.connect({ address: dev.env.TEMPORAL_ADDRESS! }) });
   const id = uid('invalid');
   try {
     const handle = await client.workflow.start(AGENT_WORKFLOW_TYPE, {
-      taskQueue: env.DURABLE_AGENT_TASK_QUEUE!,
+      taskQueue: dev.env.DURABLE_AGENT_TASK_QUEUE!,
       workflowId: id,
       args: [{ task: '', model: { provider: 'scripted', script: 'demo' } }],
     });
@@ -125,7 +111,7 @@ test('status of a run whose input failed validation says why it ended', async ()
   } finally {
     await client.connection.close();
   }
-  const out = await runCli(['status', id], env);
+  const out = await runCli(['status', id], dev.env);
   expect(out.code).toBe(1);
   expect(out.stdout).toMatch(
     new RegExp(`^${id}: workflow FAILED; it ended before it could answer \\(failed: .*task`),
@@ -135,7 +121,7 @@ test('status of a run whose input failed validation says why it ended', async ()
 
 test('kb add of a missing path names it', async () => {
   const missing = path.join(files, 'no-such-folder');
-  const out = await runCli(['kb', 'add', missing, '--data-dir', path.join(files, 'kb')], env);
+  const out = await runCli(['kb', 'add', missing, '--data-dir', path.join(files, 'kb')], dev.env);
   expect(out.code).toBe(1);
   expect(out.stderr).toBe(
     `error: kb add ${missing}: no such file or folder (${missing}); give a folder or a Markdown, text or HTML file\n`,

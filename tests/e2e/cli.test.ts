@@ -3,29 +3,12 @@
  * its activities as Temporal records them (read with the real `temporal` binary), status, and bad input.
  */
 import { execFileSync } from 'node:child_process';
-import { startDevServer, stopDevServer } from '../../workers/dev-server';
 import { temporalBinary } from '../../workers/binaries';
-import type { WorkerProcess } from '../../testkit/processes';
-import { freePort, runCli, startWorkerProcess } from '../../testkit/processes';
-import { tempDir, uid } from '../../testkit/temporal';
+import { runCli } from '../../testkit/processes';
+import { uid } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
-const dataDir = tempDir('cli');
-let port: number;
-let env: Record<string, string>;
-let worker: WorkerProcess;
-
-beforeAll(async () => {
-  port = await freePort();
-  await startDevServer({ dataDir, port, headless: true });
-  env = { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, DURABLE_AGENT_TASK_QUEUE: uid('cli') };
-  worker = await startWorkerProcess(env);
-}, 120_000);
-
-afterAll(async () => {
-  worker?.child.kill('SIGTERM');
-  if (worker) expect(await worker.exited).toBe(0);
-  await stopDevServer({ dataDir, port });
-});
+const dev = useDevServer({ worker: true, queue: 'cli', cleanExit: true });
 
 test('run shows progress, prints the final answer, and each tool call is its own activity', async () => {
   const id = uid('cli-run');
@@ -40,7 +23,7 @@ test('run shows progress, prints the final answer, and each tool call is its own
       'get_time,calculator,notify_user',
       'Plan the Tokyo budget',
     ],
-    env,
+    dev.env,
   );
   // The one line on stderr says that the scripted model does not read this task.
   expect(out.stderr).toMatch(
@@ -57,7 +40,7 @@ test('run shows progress, prints the final answer, and each tool call is its own
   const history = JSON.parse(
     execFileSync(
       temporalBinary('temporal'),
-      ['workflow', 'show', '--address', env.TEMPORAL_ADDRESS!, '-w', id, '--output', 'json'],
+      ['workflow', 'show', '--address', dev.env.TEMPORAL_ADDRESS!, '-w', id, '--output', 'json'],
       {
         encoding: 'utf8',
       },
@@ -77,7 +60,7 @@ test('run shows progress, prints the final answer, and each tool call is its own
     'callModel',
   ]);
 
-  const status = await runCli(['status', id, '--json'], env);
+  const status = await runCli(['status', id, '--json'], dev.env);
   expect(status.code).toBe(0);
   expect(JSON.parse(status.stdout)).toMatchObject({
     workflowStatus: 'COMPLETED',
@@ -87,7 +70,10 @@ test('run shows progress, prints the final answer, and each tool call is its own
 }, 120_000);
 
 test('run --json prints one machine-readable outcome; a budget stop exits 2', async () => {
-  const out = await runCli(['run', '--json', '--max-steps', '1', '--model', 'scripted:demo', 'budget'], env);
+  const out = await runCli(
+    ['run', '--json', '--max-steps', '1', '--model', 'scripted:demo', 'budget'],
+    dev.env,
+  );
   expect(out.code).toBe(2);
   expect(JSON.parse(out.stdout)).toMatchObject({
     outcome: 'stopped',
@@ -97,30 +83,30 @@ test('run --json prints one machine-readable outcome; a budget stop exits 2', as
 }, 60_000);
 
 test('a missing script fails the run with a clear error and exit code 1', async () => {
-  const out = await runCli(['run', '--model', 'scripted:no-such-script', 'x'], env);
+  const out = await runCli(['run', '--model', 'scripted:no-such-script', 'x'], dev.env);
   expect(out.code).toBe(1);
   expect(out.stderr).toMatch(/Script "no-such-script" not found in .*; available: demo/);
 }, 60_000);
 
 test('bad input is refused before anything starts, naming what to fix', async () => {
-  const empty = await runCli(['run', '  '], env);
+  const empty = await runCli(['run', '  '], dev.env);
   expect(empty.code).toBe(1);
   expect(empty.stderr).toMatch(/task: the task must not be empty/);
 
-  const tool = await runCli(['run', '--tools', 'calculator,format_disk', 'x'], env);
+  const tool = await runCli(['run', '--tools', 'calculator,format_disk', 'x'], dev.env);
   expect(tool.stderr).toMatch(
     /unknown tool "format_disk"; known tools: get_time, calculator, wait, notify_user/,
   );
 
-  const model = await runCli(['run', '--model', 'gpt4', 'x'], env);
+  const model = await runCli(['run', '--model', 'gpt4', 'x'], dev.env);
   expect(model.stderr).toMatch(
     /--model "gpt4": use scripted:<script>, openai:<model>, anthropic:<model>, local or local:<file>/,
   );
 
-  const steps = await runCli(['run', '--max-steps', '0', 'x'], env);
+  const steps = await runCli(['run', '--max-steps', '0', 'x'], dev.env);
   expect(steps.stderr).toMatch(/--max-steps.*must be a whole number/);
 
-  const missing = await runCli(['status', 'no-such-run'], env);
+  const missing = await runCli(['status', 'no-such-run'], dev.env);
   expect(missing.code).toBe(1);
   expect(missing.stderr).toMatch(/No run with id "no-such-run"/);
 

@@ -12,18 +12,13 @@ import { PROJECT_ROOT } from '../../shared/project-root';
 import { temporalBinary } from '../../workers/binaries';
 import { readHistoryFile } from '../../client/debug/history';
 import { buildTimeline } from '../../client/debug/timeline';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture } from '../../testkit/dev-server';
-import type { WorkerProcess } from '../../testkit/processes';
-import { runCli, startWorkerProcess } from '../../testkit/processes';
+import { runCli } from '../../testkit/processes';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import { tempDir, uid } from '../../testkit/temporal';
 import { scheduledActivityTypes } from '../../testkit/history';
+import { useDevServer } from '../support/environments';
 
 const run = promisify(execFile);
-let fx: DevServerFixture;
-let worker: WorkerProcess;
-let env: Record<string, string>;
 const scriptsDir = tempDir('debug-scripts');
 const work = tempDir('debug-work');
 const contentDir = tempDir('debug-content');
@@ -49,30 +44,20 @@ const LARGE = {
   ],
 };
 
-beforeAll(async () => {
+beforeAll(() => {
   fs.writeFileSync(path.join(scriptsDir, 'six.json'), JSON.stringify(SIX_STEPS));
   fs.writeFileSync(path.join(scriptsDir, 'large.json'), JSON.stringify(LARGE));
-  fx = await startDevServerFixture();
-  env = {
-    TEMPORAL_ADDRESS: fx.address,
-    DURABLE_AGENT_TASK_QUEUE: uid('debug'),
-    DURABLE_AGENT_SCRIPTS_DIR: scriptsDir,
-    DURABLE_AGENT_CONTENT_STORE: contentDir,
-  };
-  worker = await startWorkerProcess(env);
-}, 120_000);
-
-afterAll(async () => {
-  worker?.child.kill('SIGTERM');
-  await worker?.exited;
-  await fx?.stop();
+});
+const dev = useDevServer({
+  worker: { DURABLE_AGENT_SCRIPTS_DIR: scriptsDir, DURABLE_AGENT_CONTENT_STORE: contentDir },
+  queue: 'debug',
 });
 
 async function sixStepRun(): Promise<string> {
   const id = uid('six');
   const out = await runCli(
     ['run', '--id', id, '--model', 'scripted:six', '--tools', 'calculator,get_time', 'six steps'],
-    env,
+    dev.env,
   );
   expect(out.code).toBe(0);
   expect(out.stdout).toContain('2 4 6 8 10');
@@ -84,24 +69,24 @@ test('a history exported by `temporal workflow show --output json` replays; a ch
   const file = path.join(work, `${id}.json`);
   const { stdout } = await run(
     temporalBinary('temporal'),
-    ['workflow', 'show', '--address', fx.address, '-w', id, '--output', 'json'],
+    ['workflow', 'show', '--address', dev.fx.address, '-w', id, '--output', 'json'],
     {
       maxBuffer: 64 * 1024 * 1024,
     },
   );
   fs.writeFileSync(file, stdout);
 
-  const ok = await runCli(['replay', '--file', file], env);
+  const ok = await runCli(['replay', '--file', file], dev.env);
   expect(ok.stdout).toMatch(/^OK /);
   expect(ok.code).toBe(0);
 
   // `export` writes the same format: it replays too and has the same events.
   const exported = path.join(work, `${id}-export.json`);
-  expect((await runCli(['export', id, '-o', exported], env)).code).toBe(0);
+  expect((await runCli(['export', id, '-o', exported], dev.env)).code).toBe(0);
   expect(readHistoryFile(exported).events?.length).toBe(readHistoryFile(file).events?.length);
-  expect((await runCli(['replay', '--file', exported], env)).code).toBe(0);
+  expect((await runCli(['replay', '--file', exported], dev.env)).code).toBe(0);
   // And with the modules evaluated for this history alone, as a worker does.
-  const isolated = await runCli(['replay', '--file', exported, '--isolate-modules'], env);
+  const isolated = await runCli(['replay', '--file', exported, '--isolate-modules'], dev.env);
   expect(isolated.stdout).toMatch(/^OK /);
   expect(isolated.code).toBe(0);
 
@@ -126,7 +111,7 @@ test('a history exported by `temporal workflow show --output json` replays; a ch
 
   const diverged = await runCli(
     ['replay', '--file', file, '--workflows-path', path.join(scratch, 'workflows')],
-    env,
+    dev.env,
   );
   expect(diverged.code).toBe(1);
   expect(diverged.stdout).toMatch(
@@ -136,11 +121,11 @@ test('a history exported by `temporal workflow show --output json` replays; a ch
 
 test('transcript: every model turn, tool call and result in order, with durations, matching the history', async () => {
   const id = await sixStepRun();
-  const json = await runCli(['transcript', id, '--format', 'json'], env);
+  const json = await runCli(['transcript', id, '--format', 'json'], dev.env);
   expect(json.code).toBe(0);
   const entries = JSON.parse(json.stdout) as ReturnType<typeof buildTimeline>;
   const file = path.join(work, `${id}-t.json`);
-  expect((await runCli(['export', id, '-o', file], env)).code).toBe(0);
+  expect((await runCli(['export', id, '-o', file], dev.env)).code).toBe(0);
   const scheduled = scheduledActivityTypes(readHistoryFile(file));
   const timeline = entries
     .filter((e) => e.kind === 'model' || e.kind === 'tool')
@@ -161,33 +146,33 @@ test('transcript: every model turn, tool call and result in order, with duration
   ]);
   expect(entries.at(-1)).toMatchObject({ kind: 'end', status: 'completed', answer: '2 4 6 8 10' });
 
-  const text = await runCli(['transcript', id], env);
+  const text = await runCli(['transcript', id], dev.env);
   expect(text.stdout).toMatch(/step 3 tool calculator \(s3\) \d+ (ms|\.\d s)/);
-  const md = await runCli(['transcript', id, '--format', 'markdown'], env);
+  const md = await runCli(['transcript', id, '--format', 'markdown'], dev.env);
   expect(md.stdout).toMatch(/^- \*\*.*start agentWorkflow/m);
 }, 120_000);
 
 test('fork --from-step 3 re-executes no tool of steps 1–3 and goes on from there', async () => {
   const id = await sixStepRun();
   const forkId = uid('fork');
-  const fork = await runCli(['fork', id, '--from-step', '3', '--id', forkId], env);
+  const fork = await runCli(['fork', id, '--from-step', '3', '--id', forkId], dev.env);
   expect(fork.stderr).toBe('');
   expect(fork.code).toBe(0);
   expect(fork.stdout).toContain(`forked from ${id} after step 3`);
   expect(fork.stdout).toContain('2 4 6 8 10');
 
   const file = path.join(work, `${forkId}.json`);
-  expect((await runCli(['export', forkId, '-o', file], env)).code).toBe(0);
+  expect((await runCli(['export', forkId, '-o', file], dev.env)).code).toBe(0);
   const timeline = buildTimeline(readHistoryFile(file));
   const tools = timeline.filter((e) => e.kind === 'tool');
   expect(tools.map((t) => t.toolCallId)).toEqual(['s4', 's5']);
   expect(timeline.filter((e) => e.kind === 'model').map((m) => m.step)).toEqual([4, 5, 6]);
   expect(timeline[0]).toMatchObject({ kind: 'start', forkedFrom: { workflowId: id, step: 3 } });
 
-  const transcript = await runCli(['transcript', forkId], env);
+  const transcript = await runCli(['transcript', forkId], dev.env);
   expect(transcript.stdout).toContain(`forked from ${id}`);
 
-  const bad = await runCli(['fork', id, '--from-step', '6'], env);
+  const bad = await runCli(['fork', id, '--from-step', '6'], dev.env);
   expect(bad.code).toBe(1);
   expect(bad.stderr).toMatch(/--from-step must be between 1 and 5/);
 }, 120_000);
@@ -196,7 +181,7 @@ test('replay --all replays every run a visibility query finds, with a summary', 
   await sixStepRun();
   const out = await runCli(
     ['replay', '--all', '--query', "WorkflowType='agentWorkflow' AND ExecutionStatus='Completed'"],
-    env,
+    dev.env,
   );
   expect(out.code).toBe(0);
   const m = /(\d+) runs replayed: (\d+) OK, 0 diverged or failed/.exec(out.stdout);
@@ -219,13 +204,13 @@ test('a run with a large result: export --with-content bundles it; transcript --
   const id = uid('large');
   const out = await runCli(
     ['run', '--id', id, '--model', 'scripted:large', '--tools', 'sql_query,calculator', 'big'],
-    env,
+    dev.env,
   );
   expect(out.code).toBe(0);
   expect(out.stdout).toContain('C'.repeat(6000));
 
   const file = path.join(work, `${id}.json`);
-  const exported = await runCli(['export', id, '-o', file, '--with-content'], env);
+  const exported = await runCli(['export', id, '-o', file, '--with-content'], dev.env);
   expect(exported.code).toBe(0);
   expect(exported.stderr).toMatch(/Wrote \d+ stored values to .*\.content\.json$/m);
   // History keeps a preview; the bundle holds the whole result.
@@ -234,7 +219,7 @@ test('a run with a large result: export --with-content bundles it; transcript --
   expect((tool as { result: string }).result.length).toBeLessThan(1100);
 
   // Another machine: an empty content store, only the exported files.
-  const elsewhere = { ...env, DURABLE_AGENT_CONTENT_STORE: tempDir('empty-store') };
+  const elsewhere = { ...dev.env, DURABLE_AGENT_CONTENT_STORE: tempDir('empty-store') };
   const whole = await runCli(['transcript', '--file', file, '--format', 'json'], elsewhere);
   const entries = JSON.parse(whole.stdout) as ReturnType<typeof buildTimeline>;
   expect(entries.find((e) => e.kind === 'tool' && e.toolCallId === 'q')).toMatchObject({
@@ -246,7 +231,7 @@ test('a run with a large result: export --with-content bundles it; transcript --
   expect(previews.stdout).toMatch(/result: .*\[5\.\d KiB in the content store\]/);
 
   // The fork's first model call reads the stored conversation: it quotes the result of step 1.
-  const fork = await runCli(['fork', id, '--from-step', '1', '--id', uid('fork-large')], env);
+  const fork = await runCli(['fork', id, '--from-step', '1', '--id', uid('fork-large')], dev.env);
   expect(fork.code).toBe(0);
   expect(fork.stdout).toContain('C'.repeat(6000));
 }, 180_000);

@@ -5,38 +5,21 @@
  */
 import path from 'node:path';
 import { PROJECT_ROOT } from '../../shared/project-root';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture } from '../../testkit/dev-server';
 import { AGENT, requireMailServer, subjectsContaining } from '../../testkit/mail';
-import type { WorkerProcess } from '../../testkit/processes';
-import { runCli, startCli, startWorkerProcess } from '../../testkit/processes';
-import { uid } from '../../testkit/temporal';
-
-let fx: DevServerFixture;
-let worker: WorkerProcess;
-let env: Record<string, string>;
+import { runCli, startCli } from '../../testkit/processes';
+import { EXAMPLES_CONFIG, useDevServer } from '../support/environments';
 
 const example = (name: string) => path.join('examples', 'runs', `${name}.json`);
 
-beforeAll(async () => {
-  await requireMailServer();
-  fx = await startDevServerFixture();
-  env = {
-    TEMPORAL_ADDRESS: fx.address,
-    DURABLE_AGENT_TASK_QUEUE: uid('examples'),
-    DURABLE_AGENT_CONFIG: path.join('examples', 'config.json'),
-  };
-  worker = await startWorkerProcess(env);
-}, 120_000);
-
-afterAll(async () => {
-  worker?.child.kill('SIGTERM');
-  await worker?.exited;
-  await fx?.stop();
+beforeAll(() => requireMailServer());
+const dev = useDevServer({
+  worker: { DURABLE_AGENT_CONFIG: path.join('examples', 'config.json') },
+  queue: 'examples',
+  exclusive: EXAMPLES_CONFIG,
 });
 
 test('sql: the schema, then two read-only queries on the sample database', async () => {
-  const out = await runCli(['run', '--input', example('sql')], env);
+  const out = await runCli(['run', '--input', example('sql')], dev.env);
   expect(out.stderr).toBe('');
   expect(out.code).toBe(0);
   expect(out.stdout).toMatch(/✓ sql_schema in \d+ ms: .*customers/);
@@ -48,7 +31,7 @@ test('sql: the schema, then two read-only queries on the sample database', async
 }, 60_000);
 
 test('knowledge base: two searches and an answer citing both sources', async () => {
-  const out = await runCli(['run', '--input', example('knowledge-base')], env);
+  const out = await runCli(['run', '--input', example('knowledge-base')], dev.env);
   expect(out.code).toBe(0);
   expect(out.stdout).toMatch(/calcium shortage in the fruit \[1\]; sour espresso .* finer grind \[2\]/);
   expect(out.stdout).toContain(
@@ -58,7 +41,7 @@ test('knowledge base: two searches and an answer citing both sources', async () 
 }, 120_000);
 
 test('email: sends through the test mail server and finds the message over IMAP', async () => {
-  const out = await runCli(['run', '--input', example('email')], env);
+  const out = await runCli(['run', '--input', example('email')], dev.env);
   expect(out.stderr).toBe('');
   expect(out.code).toBe(0);
   expect(out.stdout).toMatch(/✓ send_email in \d+ ms/);
@@ -71,20 +54,20 @@ test('email: sends through the test mail server and finds the message over IMAP'
 }, 60_000);
 
 test('approval: the calculation waits until `approve`, then the run answers', async () => {
-  const run = startCli(env, ['run', '--input', example('approval')]);
+  const run = startCli(dev.env, ['run', '--input', example('approval')]);
   await run.waitFor('stdout', 'waits for approval (refund)');
   const id = /Started (\S+)/.exec(run.stdout())![1]!;
-  const approve = await runCli(['approve', id, 'refund'], env);
+  const approve = await runCli(['approve', id, 'refund'], dev.env);
   expect(approve.stdout.trim()).toBe('refund: approved');
   expect(await run.exited).toBe(0);
   expect(run.stdout()).toContain('Refund: 149.7');
 }, 60_000);
 
 test('notifications: progress updated in place in the run and in inbox:examples', async () => {
-  const out = await runCli(['run', '--input', example('notifications')], env);
+  const out = await runCli(['run', '--input', example('notifications')], dev.env);
   expect(out.code).toBe(0);
   expect(out.stdout).toMatch(/✓ notify_user in \d+ ms: The notification has been sent to the user\./);
-  const inbox = await runCli(['notifications', 'inbox:examples', '--json'], env);
+  const inbox = await runCli(['notifications', 'inbox:examples', '--json'], dev.env);
   expect(inbox.code).toBe(0);
   const list = JSON.parse(inbox.stdout) as { notifications: { id: string; type: string; message: string }[] };
   const backup = list.notifications.filter((n) => n.id === 'backup');

@@ -22,11 +22,8 @@ import path from 'node:path';
 import { PROJECT_ROOT } from '../../shared/project-root';
 import { temporalBinary } from '../../workers/binaries';
 import { WORKER_ENV } from '../../workers/config';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture } from '../../testkit/dev-server';
-import type { WorkerProcess } from '../../testkit/processes';
-import { runCli, startCli, startWorkerProcess } from '../../testkit/processes';
-import { uid } from '../../testkit/temporal';
+import { runCli, startCli } from '../../testkit/processes';
+import { EXAMPLES_CONFIG, exclusive, useDevServer } from '../support/environments';
 
 /** One simple command: leading VAR=value assignments, then the words. */
 interface Command {
@@ -215,24 +212,9 @@ function relativeLinks(markdown: string): string[] {
 const lines = pageLines();
 const commands = lines.flatMap(({ line, pages }) => parseLine(line, pages.join(', ')));
 
-let fx: DevServerFixture;
-let worker: WorkerProcess;
-let env: Record<string, string>;
-
-beforeAll(async () => {
-  fx = await startDevServerFixture();
-  env = {
-    TEMPORAL_ADDRESS: fx.address,
-    DURABLE_AGENT_TASK_QUEUE: uid('readme'),
-    DURABLE_AGENT_CONFIG: path.join('examples', 'config.json'),
-  };
-  worker = await startWorkerProcess(env);
-}, 120_000);
-
-afterAll(async () => {
-  worker?.child.kill('SIGTERM');
-  await worker?.exited;
-  await fx?.stop();
+const dev = useDevServer({
+  worker: { DURABLE_AGENT_CONFIG: path.join('examples', 'config.json') },
+  queue: 'readme',
 });
 
 test('the README has its two commands, and the pages have commands to check', () => {
@@ -295,7 +277,11 @@ test('every durable-agent command in the README and the guides parses, and those
           if (name.startsWith('DURABLE_AGENT_') && !(name in WORKER_ENV))
             failures.push(`${c.line}: ${name} is not a variable the worker reads`);
         }
-        const parsed = await runCli(cliArgs(c.words), { ...env, ...c.env, DURABLE_AGENT_PARSE_ONLY: '1' });
+        const parsed = await runCli(cliArgs(c.words), {
+          ...dev.env,
+          ...c.env,
+          DURABLE_AGENT_PARSE_ONLY: '1',
+        });
         if (parsed.code === 0 && parsed.stdout.startsWith('parsed: ')) parsedOk[i] = true;
         else failures.push(`${c.line}: does not parse: ${parsed.stderr.trim()}`);
       }
@@ -306,19 +292,22 @@ test('every durable-agent command in the README and the guides parses, and those
     if (!parsedOk[i]) continue;
     if (!runsHere(args)) continue;
     ran++;
-    const live = startCli({ ...env, ...c.env }, args);
-    // A run that waits for approval is approved, as the pages' next command does.
-    const approving = (async () => {
-      for (;;) {
-        const m = /Started (\S+)[\s\S]*waits for approval \((\S+)\)/.exec(live.stdout());
-        if (m) return runCli(['approve', m[1]!, m[2]!], env);
-        if (live.child.exitCode !== null) return undefined;
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    })();
-    const code = await live.exited;
-    await approving;
-    if (code !== 0) failures.push(`${c.line}: exited ${code}:\n${live.stdout()}\n${live.stderr()}`);
+    // The examples' state is shared with tests/e2e/examples.test.ts: one command at a time.
+    await exclusive(EXAMPLES_CONFIG, async () => {
+      const live = startCli({ ...dev.env, ...c.env }, args);
+      // A run that waits for approval is approved, as the pages' next command does.
+      const approving = (async () => {
+        for (;;) {
+          const m = /Started (\S+)[\s\S]*waits for approval \((\S+)\)/.exec(live.stdout());
+          if (m) return runCli(['approve', m[1]!, m[2]!], dev.env);
+          if (live.child.exitCode !== null) return undefined;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      })();
+      const code = await live.exited;
+      await approving;
+      if (code !== 0) failures.push(`${c.line}: exited ${code}:\n${live.stdout()}\n${live.stderr()}`);
+    });
   }
   expect(failures).toEqual([]);
   expect(ran).toBeGreaterThanOrEqual(8);

@@ -3,54 +3,34 @@
  * running) is refused unless `--reuse`, which Temporal's id reuse/conflict policies then honour,
  * and an id with control characters is refused without a raw control character reaching the terminal.
  */
-import { Client, Connection } from '@temporalio/client';
-import { startDevServer, stopDevServer } from '../../workers/dev-server';
-import type { WorkerProcess } from '../../testkit/processes';
-import { freePort, runCli, startWorkerProcess } from '../../testkit/processes';
-import { tempDir, uid } from '../../testkit/temporal';
+import { runCli } from '../../testkit/processes';
+import { uid } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
-const dataDir = tempDir('run-ids');
-let port: number;
-let env: Record<string, string>;
-let worker: WorkerProcess;
-let client: Client;
-
-beforeAll(async () => {
-  port = await freePort();
-  await startDevServer({ dataDir, port, headless: true });
-  env = { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, DURABLE_AGENT_TASK_QUEUE: uid('run-ids') };
-  worker = await startWorkerProcess(env);
-  client = new Client({ connection: await Connection.connect({ address: env.TEMPORAL_ADDRESS! }) });
-}, 120_000);
-
-afterAll(async () => {
-  await client?.connection.close();
-  worker?.child.kill('SIGTERM');
-  if (worker) expect(await worker.exited).toBe(0);
-  await stopDevServer({ dataDir, port });
-});
+const dev = useDevServer({ worker: true, queue: 'run-ids', cleanExit: true });
 
 /** Run ids (execution ids) Temporal holds under a workflow id, newest first. */
 async function executions(workflowId: string): Promise<string[]> {
   const runs: string[] = [];
-  for await (const w of client.workflow.list({ query: `WorkflowId = '${workflowId}'` })) runs.push(w.runId);
+  for await (const w of dev.fx.client.workflow.list({ query: `WorkflowId = '${workflowId}'` }))
+    runs.push(w.runId);
   return runs;
 }
 
 test('a closed run’s id is refused without --reuse, and --reuse starts a new run under it', async () => {
   const id = uid('closed');
   const args = ['run', '--id', id, '--json', '--tools', 'get_time,calculator,notify_user', 'Plan the budget'];
-  const first = await runCli(args, env);
+  const first = await runCli(args, dev.env);
   expect(first.code).toBe(0);
   expect(JSON.parse(first.stdout)).toMatchObject({ workflowId: id, outcome: 'completed' });
 
-  const again = await runCli(args, env);
+  const again = await runCli(args, dev.env);
   expect(again.code).toBe(1);
   expect(again.stderr).toContain(`A run with id "${id}" already exists (running or closed)`);
   expect(again.stderr).toContain('--reuse');
   expect(await executions(id)).toHaveLength(1);
 
-  const reused = await runCli([...args, '--reuse'], env);
+  const reused = await runCli([...args, '--reuse'], dev.env);
   expect(reused.code).toBe(0);
   expect(await executions(id)).toHaveLength(2);
 }, 120_000);
@@ -58,7 +38,7 @@ test('a closed run’s id is refused without --reuse, and --reuse starts a new r
 test('a running run’s id is refused; with --reuse the running run is followed, not duplicated', async () => {
   const id = uid('running');
   // No worker polls this queue, so the run stays running.
-  const idle = { ...env, DURABLE_AGENT_TASK_QUEUE: uid('nobody-polls') };
+  const idle = { ...dev.env, DURABLE_AGENT_TASK_QUEUE: uid('nobody-polls') };
   const args = ['run', '--id', id, '--no-wait', 'stay running'];
   const first = await runCli(args, idle);
   expect(first.code).toBe(0);
@@ -71,7 +51,7 @@ test('a running run’s id is refused; with --reuse the running run is followed,
   const reused = await runCli([...args, '--reuse'], idle);
   expect(reused.code).toBe(0);
   expect(await executions(id)).toHaveLength(1);
-  await client.workflow.getHandle(id).terminate('test over');
+  await dev.fx.client.workflow.getHandle(id).terminate('test over');
 }, 120_000);
 
 test('control characters in an id are refused and shown escaped, never raw', async () => {
@@ -81,7 +61,7 @@ test('control characters in an id are refused and shown escaped, never raw', asy
     ['status', hostile],
     ['notifications', `inbox:${hostile}`],
   ]) {
-    const out = await runCli(args, env);
+    const out = await runCli(args, dev.env);
     expect(out.code).toBe(1);
     // eslint-disable-next-line no-control-regex -- the point of the test
     expect(`${out.stdout}${out.stderr}`).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u202a-\u202e]/);

@@ -23,7 +23,16 @@ let browser: Browser;
 
 beforeAll(async () => {
   api = await startApiServer({ client: dev.fx.client, taskQueue: dev.taskQueue, host: '127.0.0.1', port: 0 });
-  dev.defer(() => api.close());
+  dev.defer(async () => {
+    // Streams end at their next poll once their browser is gone; waiting for that (while the worker
+    // still answers) keeps a query from being retried on a connection that is closing.
+    for (let i = 0; i < 50; i++) {
+      const health = (await (await fetch(`${api.url}/healthz`)).json()) as { openStreams: number };
+      if (health.openStreams === 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await api.close();
+  });
   const r = spawnSync('bash', [path.join(PROJECT_ROOT, 'scripts', 'chromium.sh')], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`scripts/chromium.sh failed: ${r.stderr.trim()}`);
   browser = await chromium.launch({

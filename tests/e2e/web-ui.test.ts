@@ -22,23 +22,19 @@ import type { RunningApiServer } from '../../server/api/server';
 import { startAgentRun } from '../../client/start-run';
 import type { AgentInput } from '../../shared/agent';
 import { inboxWorkflowId, unreadCountQuery } from '../../shared/notifications/messages';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture } from '../../testkit/dev-server';
-import type { WorkerProcess } from '../../testkit/processes';
-import { startWorkerProcess } from '../../testkit/processes';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import { tempDir, uid } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
 const SCREENSHOTS = path.join(PROJECT_ROOT, 'docs', 'screenshots');
 const TOKEN = 'web-ui-test-token-0123456789';
 
-let fx: DevServerFixture;
-let worker: WorkerProcess;
-let taskQueue: string;
 let api: RunningApiServer;
 let browser: Browser;
 /** A stand-in SearXNG instance on 127.0.0.1 answering every search with the recorded fixture. */
 let searxng: http.Server;
+/** The worker's config: web search on the stand-in. */
+const config = path.join(tempDir('webui'), 'config.json');
 
 /** Debian's chromium, installed by scripts/chromium.sh when missing (as the mail tests get postfix). */
 function chromiumPath(): string {
@@ -48,12 +44,6 @@ function chromiumPath(): string {
 }
 
 beforeAll(async () => {
-  const executablePath = chromiumPath();
-  [fx, browser] = await Promise.all([
-    startDevServerFixture(),
-    chromium.launch({ executablePath, headless: true, args: ['--no-sandbox', '--headless=new'] }),
-  ]);
-  taskQueue = uid('webui');
   const results = fs.readFileSync(
     path.join(PROJECT_ROOT, 'tests', 'fixtures', 'search', 'searxng-search.json'),
   );
@@ -61,35 +51,37 @@ beforeAll(async () => {
     res.writeHead(200, { 'content-type': 'application/json' }).end(results),
   );
   await new Promise<void>((resolve) => searxng.listen(0, '127.0.0.1', resolve));
-  const config = path.join(tempDir('webui'), 'config.json');
   const searxngUrl = `http://127.0.0.1:${(searxng.address() as AddressInfo).port}`;
   fs.writeFileSync(
     config,
     JSON.stringify({ search: { web: { providers: { searxng: { url: searxngUrl } } } } }),
   );
-  worker = await startWorkerProcess({
-    TEMPORAL_ADDRESS: fx.address,
-    DURABLE_AGENT_TASK_QUEUE: taskQueue,
-    DURABLE_AGENT_CONFIG: config,
-  });
-  api = await startApiServer({ client: fx.client, taskQueue, host: '127.0.0.1', port: 0 });
-}, 180_000);
-
-afterAll(async () => {
-  await browser?.close();
-  // Streams end at their next poll once their browser is gone; waiting for that (while the worker
-  // still answers) keeps a query from being retried on a connection that is closing.
-  for (let i = 0; i < 50 && api; i++) {
-    const health = (await (await fetch(`${api.url}/healthz`)).json()) as { openStreams: number };
-    if (health.openStreams === 0) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  await api?.close();
-  worker?.child.kill('SIGTERM');
-  await worker?.exited;
-  await fx?.stop();
-  await new Promise((r) => searxng?.close(r));
 });
+
+const dev = useDevServer({ worker: { DURABLE_AGENT_CONFIG: config }, queue: 'webui' });
+const { taskQueue } = dev;
+// After the worker stopped (hooks after all run in the order they are declared).
+afterAll(() => new Promise((r) => searxng?.close(r)));
+
+beforeAll(async () => {
+  api = await startApiServer({ client: dev.fx.client, taskQueue, host: '127.0.0.1', port: 0 });
+  dev.defer(async () => {
+    // Streams end at their next poll once their browser is gone; waiting for that (while the
+    // worker still answers) keeps a query from being retried on a connection that is closing.
+    for (let i = 0; i < 50; i++) {
+      const health = (await (await fetch(`${api.url}/healthz`)).json()) as { openStreams: number };
+      if (health.openStreams === 0) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    await api.close();
+  });
+  browser = await chromium.launch({
+    executablePath: chromiumPath(),
+    headless: true,
+    args: ['--no-sandbox', '--headless=new'],
+  });
+  dev.defer(() => browser.close());
+}, 180_000);
 
 async function post(p: string, body: unknown): Promise<Record<string, unknown>> {
   const res = await fetch(`${api.url}${p}`, {
@@ -153,7 +145,7 @@ test('inbox: toasts and list, progress in place, sanitized detail, mark all read
       ],
     },
   };
-  await (await startAgentRun(fx.client, input, { workflowId: uid('notify-run'), taskQueue })).result();
+  await (await startAgentRun(dev.fx.client, input, { workflowId: uid('notify-run'), taskQueue })).result();
   const toast = page.locator('.toast', { hasText: 'The report is ready' });
   await toast.waitFor();
   expect(await toast.getAttribute('role')).toBe('alert'); // the tool's default priority is HIGH
@@ -215,7 +207,7 @@ test('inbox: toasts and list, progress in place, sanitized detail, mark all read
   expect(focused).toBe(await error.getAttribute('data-id'));
   await page.getByRole('button', { name: 'Mark all read' }).click();
   await page.locator('#unread-count', { hasText: /^0$/ }).waitFor();
-  expect(await fx.client.workflow.getHandle(target).query(unreadCountQuery)).toBe(0);
+  expect(await dev.fx.client.workflow.getHandle(target).query(unreadCountQuery)).toBe(0);
   await page.check('#filter-unread');
   expect(await page.locator('#notifications li').count()).toBe(0);
   await page.uncheck('#filter-unread');
@@ -224,14 +216,14 @@ test('inbox: toasts and list, progress in place, sanitized detail, mark all read
   const port = api.port;
   await api.close();
   await page.locator('.stream-state', { hasText: 'Reconnecting' }).waitFor();
-  api = await startApiServer({ client: fx.client, taskQueue, host: '127.0.0.1', port });
+  api = await startApiServer({ client: dev.fx.client, taskQueue, host: '127.0.0.1', port });
   await post('/api/notifications', { target, type: 'success', message: 'Back after the restart' });
   await page.locator('#notifications li', { hasText: 'Back after the restart' }).waitFor({ timeout: 15_000 });
   await page.locator('.toast', { hasText: 'Back after the restart' }).waitFor();
   expect(await page.locator('#unread-count').textContent()).toBe('1');
 
   // A clear replaces the list (new guid); what comes after it shows as usual.
-  await fx.client.workflow.getHandle(target).signal('clearNotifications');
+  await dev.fx.client.workflow.getHandle(target).signal('clearNotifications');
   await page.locator('#notifications li').first().waitFor({ state: 'detached' });
   await post('/api/notifications', { target, message: 'After the clear' });
   await page.locator('#notifications li', { hasText: 'After the clear' }).waitFor();
@@ -258,7 +250,7 @@ test('inbox: the page follows an inbox across continue-as-new', async () => {
   const user = uid('can');
   const target = inboxWorkflowId(user);
   // Started directly so the inbox continues as new after every 3 changes.
-  const handle = await fx.client.workflow.start('inboxWorkflow', {
+  const handle = await dev.fx.client.workflow.start('inboxWorkflow', {
     workflowId: target,
     taskQueue,
     args: [{ continueAsNewAfter: 3 }],
@@ -270,7 +262,7 @@ test('inbox: the page follows an inbox across continue-as-new', async () => {
   await page.locator('#notifications li', { hasText: 'm0' }).waitFor();
   for (let i = 1; i < 8; i++) await post('/api/notifications', { target, message: `m${i}` });
   await page.locator('#notifications li', { hasText: 'm7' }).waitFor();
-  expect((await fx.client.workflow.getHandle(target).describe()).runId).not.toBe(firstRun);
+  expect((await dev.fx.client.workflow.getHandle(target).describe()).runId).not.toBe(firstRun);
   expect(await page.locator('#notifications li .message').allTextContents()).toEqual([
     'm7',
     'm6',
@@ -293,7 +285,7 @@ test('inbox: the run filter shows what one run sent, and follows it while it sen
   const idB = uid('run-b');
   // Run A notifies, then waits for an approval (which also notifies), then notifies again.
   const runA = await startAgentRun(
-    fx.client,
+    dev.fx.client,
     {
       task: 'notify, compute, notify',
       tools: ['notify_user', 'calculator'],
@@ -312,7 +304,7 @@ test('inbox: the run filter shows what one run sent, and follows it while it sen
     { workflowId: idA, taskQueue },
   );
   const runB = await startAgentRun(
-    fx.client,
+    dev.fx.client,
     {
       task: 'notify',
       tools: ['notify_user'],
@@ -407,7 +399,7 @@ test('run page: an approval edited and approved in the browser lets the run fini
       ],
     },
   };
-  const handle = await startAgentRun(fx.client, input, { workflowId: id, taskQueue });
+  const handle = await startAgentRun(dev.fx.client, input, { workflowId: id, taskQueue });
   const page = await newPage();
   await page.goto(`${api.url}/runs/${encodeURIComponent(id)}`);
   const card = page.locator('.approval[data-tool-call="calc-1"]');
@@ -450,7 +442,7 @@ test('run page: a rejection needs a reason, and the model reads it', async () =>
       turns: [callTurn(['calculator', { expression: '1/3' }, 'calc-r']), answerTurn('{{last_tool_results}}')],
     },
   };
-  const handle = await startAgentRun(fx.client, input, { workflowId: id, taskQueue });
+  const handle = await startAgentRun(dev.fx.client, input, { workflowId: id, taskQueue });
   const page = await newPage();
   await page.goto(`${api.url}/runs/${encodeURIComponent(id)}`);
   const card = page.locator('.approval[data-tool-call="calc-r"]');
@@ -478,7 +470,7 @@ test('run page: the answer’s web sources are links', async () => {
       ],
     },
   };
-  await (await startAgentRun(fx.client, input, { workflowId: id, taskQueue })).result();
+  await (await startAgentRun(dev.fx.client, input, { workflowId: id, taskQueue })).result();
   const page = await newPage();
   await page.goto(`${api.url}/runs/${encodeURIComponent(id)}`);
   await page.locator('#answer', { hasText: 'the overall flow of the application [1]' }).waitFor();
@@ -497,7 +489,7 @@ test('run page: the answer’s web sources are links', async () => {
 
 test('with a token: pages need a login, the cookie is HttpOnly, cross-site requests are refused', async () => {
   const secured = await startApiServer({
-    client: fx.client,
+    client: dev.fx.client,
     taskQueue,
     host: '127.0.0.1',
     port: 0,

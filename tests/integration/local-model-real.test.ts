@@ -5,7 +5,6 @@
  * this checks that a real small model drives the loop, deterministically.
  */
 import fs from 'node:fs';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { modelToolSpecs } from '../../activities/model';
 import { createLocalProvider } from '../../activities/model/local/provider';
@@ -16,7 +15,8 @@ import type { AgentInput, AgentResult } from '../../shared/agent';
 import type { CallModelOutput } from '../../shared/model';
 import { createAgentWorker } from '../../workers/worker';
 import { scheduledActivityTypes } from '../../testkit/history';
-import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../../testkit/temporal';
+import { testConfig, uid, workflowBundle } from '../../testkit/temporal';
+import { useTimeSkippingEnv } from '../support/environments';
 
 const config = testConfig();
 const weights = config.models.local.modelPath;
@@ -29,23 +29,16 @@ if (!present) {
 const describeWithWeights = present ? describe : describe.skip;
 
 describeWithWeights('the default local model', () => {
-  let env: TestWorkflowEnvironment;
-
-  beforeAll(async () => {
-    env = await timeSkippingEnv();
-    await workflowBundle();
-  }, 180_000);
-
+  const temporal = useTimeSkippingEnv();
   afterAll(async () => {
-    await env?.teardown();
     await disposeLocalModels();
   });
 
   test('decides an agent run on its own: a real tool call, the tool, then an answer', async () => {
     const taskQueue = uid('tq-local');
     const worker: Worker = await createAgentWorker({
-      connection: env.nativeConnection,
-      namespace: env.namespace ?? 'default',
+      connection: temporal.env.nativeConnection,
+      namespace: temporal.env.namespace ?? 'default',
       config: testConfig({ taskQueue }),
       taskQueue,
       workflowBundle: await workflowBundle(),
@@ -58,12 +51,12 @@ describeWithWeights('the default local model', () => {
     };
     const workflowId = uid('local-real');
     const result = await worker.runUntil(
-      env.client.workflow.execute('agentWorkflow', { taskQueue, workflowId, args: [input] }),
+      temporal.env.client.workflow.execute('agentWorkflow', { taskQueue, workflowId, args: [input] }),
     );
     expect(result as AgentResult).toMatchObject({ stopReason: 'final_answer' });
     expect((result as AgentResult).answer?.trim()).not.toBe('');
 
-    const history = await fetchRunHistory(env.client, workflowId);
+    const history = await fetchRunHistory(temporal.env.client, workflowId);
     const types = scheduledActivityTypes(history);
     expect(types[0]).toBe('callModel');
     expect(types).toContain('calculator');

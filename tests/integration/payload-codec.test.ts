@@ -16,11 +16,9 @@ import type { RunningCodecServer } from '../../server/codec-server';
 import { startDevServer, stopDevServer } from '../../workers/dev-server';
 import type { CodecKeys } from '../../workers/payload-codec';
 import { CodecConfigError, openPayload, parseCodecKeys, sealPayload } from '../../workers/payload-codec';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture } from '../../testkit/dev-server';
-import type { WorkerProcess } from '../../testkit/processes';
-import { freePort, runCli, startWorkerProcess } from '../../testkit/processes';
+import { freePort, runCli } from '../../testkit/processes';
 import { tempDir, uid } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
 const SECRET_WORD = `Plaintext${randomUUID().replace(/-/g, '').slice(0, 10)}`;
 const key = () => randomBytes(32).toString('base64');
@@ -70,27 +68,22 @@ describe('keys and rotation', () => {
 });
 
 describe('with the codec on', () => {
-  let fx: DevServerFixture;
-  let worker: WorkerProcess;
-  let env: Record<string, string>;
+  const dev = useDevServer({
+    worker: { DURABLE_AGENT_CODEC_KEYS: `${NEW},${OLD}`, ANTHROPIC_API_KEY: '' },
+    queue: 'codec',
+  });
   let codec: RunningCodecServer;
   const ok = uid('codec-ok');
   const failed = uid('codec-failed');
 
   beforeAll(async () => {
-    fx = await startDevServerFixture();
-    env = {
-      TEMPORAL_ADDRESS: fx.address,
-      DURABLE_AGENT_TASK_QUEUE: uid('codec'),
-      DURABLE_AGENT_CODEC_KEYS: `${NEW},${OLD}`,
-    };
-    worker = await startWorkerProcess(env);
     codec = await startCodecServer({
       keys: parseCodecKeys(`${NEW},${OLD}`) as CodecKeys,
       host: '127.0.0.1',
       port: 0,
       uiOrigins: [UI_ORIGIN],
     });
+    dev.defer(() => codec.close());
     const run = await runCli(
       [
         'run',
@@ -103,35 +96,32 @@ describe('with the codec on', () => {
         uid('codec-user'),
         `Plan ${SECRET_WORD}`,
       ],
-      env,
+      dev.env,
     );
     expect(JSON.parse(run.stdout)).toMatchObject({ outcome: 'completed' });
-    const bad = await runCli(['run', '--id', failed, '--model', `scripted:missing-${SECRET_WORD}`, 'x'], env);
+    // A run that fails in the worker (its model provider has no key there), so history holds a failure.
+    const bad = await runCli(
+      ['run', '--id', failed, '--model', 'anthropic:claude-test', `Ask ${SECRET_WORD}`],
+      dev.env,
+    );
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain(`Script "missing-${SECRET_WORD}" not found`);
+    expect(bad.stderr).toContain('needs an API key');
   }, 180_000);
 
-  afterAll(async () => {
-    await codec?.close();
-    worker?.child.kill('SIGTERM');
-    await worker?.exited;
-    await fx?.stop();
-  });
-
   test('the temporal CLI sees only ciphertext: inputs, results, signals, failures and query answers', () => {
-    const history = rawHistory(fx.address, ok);
+    const history = rawHistory(dev.fx.address, ok);
     const encrypted = Buffer.from('binary/encrypted').toString('base64');
     expect(history).toContain(encrypted);
     expect(history).not.toContain(SECRET_WORD);
     expect(history).not.toContain('Working out your Tokyo budget');
-    const failure = rawHistory(fx.address, failed);
+    const failure = rawHistory(dev.fx.address, failed);
     expect(failure).toContain('Encoded failure');
-    expect(failure).not.toContain('not found');
+    expect(failure).not.toContain('API key');
     expect(failure).not.toContain(SECRET_WORD);
 
     const query = execFileSync(
       temporalBinary('temporal'),
-      ['workflow', 'query', '--address', fx.address, '-w', ok, '--type', 'state', '--output', 'json'],
+      ['workflow', 'query', '--address', dev.fx.address, '-w', ok, '--type', 'state', '--output', 'json'],
       { encoding: 'utf8' },
     );
     expect(query).toContain(encrypted);
@@ -139,20 +129,20 @@ describe('with the codec on', () => {
   });
 
   test('the project’s own commands read the runs in plain text', async () => {
-    const status = await runCli(['status', ok, '--json'], env);
+    const status = await runCli(['status', ok, '--json'], dev.env);
     expect(JSON.parse(status.stdout)).toMatchObject({ status: 'completed' });
-    const transcript = await runCli(['transcript', ok], env);
+    const transcript = await runCli(['transcript', ok], dev.env);
     expect(transcript.stdout).toContain(SECRET_WORD);
     const file = path.join(tempDir('codec-export'), 'history.json');
-    const exported = await runCli(['export', ok, '-o', file], env);
+    const exported = await runCli(['export', ok, '-o', file], dev.env);
     expect(exported.code).toBe(0);
     expect(fs.readFileSync(file, 'utf8')).not.toContain('binary/encrypted');
-    const replay = await runCli(['replay', '--file', file], env);
+    const replay = await runCli(['replay', '--file', file], dev.env);
     expect(replay.code).toBe(0);
-    const replayLive = await runCli(['replay', ok], env);
+    const replayLive = await runCli(['replay', ok], dev.env);
     expect(replayLive.code).toBe(0);
     // Without the keys the same commands cannot read the run, and say which key is missing.
-    const noKeys = await runCli(['transcript', ok], { ...env, DURABLE_AGENT_CODEC_KEYS: `k9:${key()}` });
+    const noKeys = await runCli(['transcript', ok], { ...dev.env, DURABLE_AGENT_CODEC_KEYS: `k9:${key()}` });
     expect(noKeys.code).toBe(1);
     expect(noKeys.stderr).toMatch(/encrypted with key "k2"/);
   }, 300_000);
@@ -161,7 +151,7 @@ describe('with the codec on', () => {
     const raw = JSON.parse(
       execFileSync(
         temporalBinary('temporal'),
-        ['workflow', 'show', '--address', fx.address, '-w', ok, '--output', 'json'],
+        ['workflow', 'show', '--address', dev.fx.address, '-w', ok, '--output', 'json'],
         {
           encoding: 'utf8',
         },

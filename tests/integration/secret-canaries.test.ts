@@ -12,14 +12,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture } from '../../testkit/dev-server';
 import { agentAccount, requireMailServer, USER } from '../../testkit/mail';
 import { runCli, startWorkerProcess } from '../../testkit/processes';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import { MYSQL_URL } from '../../testkit/sql-fixtures';
 import { CLI, tempDir, uid } from '../../testkit/temporal';
 import { spawn } from 'node:child_process';
+import { useDevServer } from '../support/environments';
 
 const SUFFIX = randomUUID().replace(/-/g, '').slice(0, 10);
 /** Letters and digits only, so no encoding (URL, JSON, base64 of history aside) disguises them. */
@@ -68,15 +67,15 @@ const SCRIPT = {
 };
 
 describe('canary secrets stay out of logs, messages and history', () => {
-  let fx: DevServerFixture;
+  beforeAll(() => requireMailServer());
+  const dev = useDevServer();
   let echo: Awaited<ReturnType<typeof startEchoServer>>;
   let configFile: string;
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    await requireMailServer();
-    fx = await startDevServerFixture();
     echo = await startEchoServer();
+    dev.defer(() => echo.close());
     const dir = tempDir('canaries');
     const mysqlAuth = new URL(MYSQL_URL);
     mysqlAuth.password = canary('MyAuth');
@@ -93,18 +92,13 @@ describe('canary secrets stay out of logs, messages and history', () => {
       }),
     );
     env = {
-      TEMPORAL_ADDRESS: fx.address,
+      TEMPORAL_ADDRESS: dev.fx.address,
       DURABLE_AGENT_CONFIG: configFile,
       DURABLE_AGENT_LOG_LEVEL: 'DEBUG',
       OPENAI_API_KEY: canary('Model'),
       OPENAI_BASE_URL: `${echo.url}/v1`,
     };
   }, 120_000);
-
-  afterAll(async () => {
-    await echo?.close();
-    await fx?.stop();
-  });
 
   /** The scripted run and a run on the (refusing) OpenAI-compatible model; all they wrote out. */
   async function canaryRuns(format: 'json' | 'text') {
@@ -127,7 +121,9 @@ describe('canary secrets stay out of logs, messages and history', () => {
       worker.child.kill('SIGTERM');
       expect(await worker.exited).toBe(0);
       const histories = await Promise.all(
-        [tools, model].map(async (id) => historyText(await fx.client.workflow.getHandle(id).fetchHistory())),
+        [tools, model].map(async (id) =>
+          historyText(await dev.fx.client.workflow.getHandle(id).fetchHistory()),
+        ),
       );
       return {
         output: [

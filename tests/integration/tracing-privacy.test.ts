@@ -14,8 +14,6 @@ import { randomUUID } from 'node:crypto';
 import type { History } from '../../client/debug/history';
 import { REDACTED } from '../../shared/private-text';
 import { SPAN_ATTR } from '../../workers/observability/agent-spans';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture } from '../../testkit/dev-server';
 import {
   agentAccount,
   requireMailServer,
@@ -29,6 +27,7 @@ import { startOtlpReceiver } from '../../testkit/otlp-receiver';
 import { runCli, startWorkerProcess } from '../../testkit/processes';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import { tempDir, uid } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
 /** Every marker starts with this; letters and digits only, so no encoding can disguise it. */
 const PREFIX = 'zqpriv';
@@ -131,14 +130,14 @@ function historyText(history: History): string {
 }
 
 describe('private text stays out of spans and logs', () => {
-  let fx: DevServerFixture;
+  beforeAll(() => requireMailServer());
+  const dev = useDevServer();
   let searxng: Awaited<ReturnType<typeof startSearxng>>;
   let configFile: string;
 
   beforeAll(async () => {
-    await requireMailServer();
-    fx = await startDevServerFixture();
     searxng = await startSearxng();
+    dev.defer(() => searxng.close());
     const dir = tempDir('privacy');
     const seed = path.join(dir, 'kb-seed');
     fs.mkdirSync(seed);
@@ -166,15 +165,10 @@ describe('private text stays out of spans and logs', () => {
     }
   }, 120_000);
 
-  afterAll(async () => {
-    await searxng?.close();
-    await fx?.stop();
-  });
-
   /** Runs the scripted job on a worker process with `env`; returns everything the run wrote out. */
   async function privateRun(env: Record<string, string>) {
     const all = {
-      TEMPORAL_ADDRESS: fx.address,
+      TEMPORAL_ADDRESS: dev.fx.address,
       DURABLE_AGENT_TASK_QUEUE: uid('tq'),
       DURABLE_AGENT_CONFIG: configFile,
       DURABLE_AGENT_LOG_LEVEL: 'DEBUG',
@@ -194,7 +188,7 @@ describe('private text stays out of spans and logs', () => {
       });
       worker.child.kill('SIGTERM');
       expect(await worker.exited).toBe(0);
-      const history = historyText(await fx.client.workflow.getHandle(workflowId).fetchHistory());
+      const history = historyText(await dev.fx.client.workflow.getHandle(workflowId).fetchHistory());
       return {
         cli: run,
         workerStdout: worker.lines.map((l) => JSON.stringify(l)).join('\n'),

@@ -5,7 +5,6 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
@@ -18,12 +17,11 @@ import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { ConfigError, loadWorkerConfig } from '../../workers/config';
 import { createTracing, JsonLinesSpanExporter, SPAN_ATTR } from '../../workers/observability/tracing';
 import { createAgentWorker, WORKFLOWS_PATH, WORKFLOW_BUNDLER_OPTIONS } from '../../workers/worker';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture } from '../../testkit/dev-server';
 import { startOtlpReceiver } from '../../testkit/otlp-receiver';
 import { freePort, runCli, startWorkerProcess } from '../../testkit/processes';
 import { answerTurn, callTurn } from '../../testkit/scripts';
-import { tempDir, testConfig, timeSkippingEnv, uid, workflowBundle } from '../../testkit/temporal';
+import { tempDir, testConfig, uid, workflowBundle } from '../../testkit/temporal';
+import { useTimeSkippingEnv, useDevServer } from '../support/environments';
 
 describe('configuration', () => {
   test('tracing is off by default and nothing is installed', () => {
@@ -63,13 +61,13 @@ describe('configuration', () => {
 });
 
 describe('spans of a run (time-skipping server, in-memory exporter)', () => {
-  let env: TestWorkflowEnvironment;
+  const temporal = useTimeSkippingEnv({ bundle: false });
   const exporter = new InMemorySpanExporter();
   const tracing = createTracing(testConfig(), new SimpleSpanProcessor(exporter));
   let bundle: Awaited<ReturnType<typeof bundleWorkflowCode>>;
 
   beforeAll(async () => {
-    env = await timeSkippingEnv();
+    // Its own bundle: the workflow side of tracing is an interceptor module bundled in.
     bundle = await bundleWorkflowCode({
       workflowsPath: WORKFLOWS_PATH,
       workflowInterceptorModules: tracing?.workflowModules,
@@ -80,7 +78,6 @@ describe('spans of a run (time-skipping server, in-memory exporter)', () => {
 
   afterAll(async () => {
     await tracing?.shutdown();
-    await env?.teardown();
   });
 
   const attr = (s: ReadableSpan, key: string) => s.attributes[key];
@@ -99,8 +96,8 @@ describe('spans of a run (time-skipping server, in-memory exporter)', () => {
       return { content: `value of ${input.args.expression.length} chars` };
     };
     const worker = await createAgentWorker({
-      connection: env.nativeConnection,
-      namespace: env.namespace ?? 'default',
+      connection: temporal.env.nativeConnection,
+      namespace: temporal.env.namespace ?? 'default',
       config: testConfig(),
       taskQueue,
       workflowBundle: bundle,
@@ -109,7 +106,7 @@ describe('spans of a run (time-skipping server, in-memory exporter)', () => {
     });
     const workflowId = uid('traced');
     const result = (await worker.runUntil(
-      env.client.workflow.execute('agentWorkflow', {
+      temporal.env.client.workflow.execute('agentWorkflow', {
         taskQueue,
         workflowId,
         args: [
@@ -219,7 +216,7 @@ describe('spans of a run (time-skipping server, in-memory exporter)', () => {
     });
 
     // A traced run replays with the untraced code, and the other way round: tracing adds no command.
-    const history = await env.client.workflow.getHandle(workflowId).fetchHistory();
+    const history = await temporal.env.client.workflow.getHandle(workflowId).fetchHistory();
     expect(await replayHistory(await workflowBundle(), history, workflowId)).toEqual({
       workflowId,
       ok: true,
@@ -229,17 +226,11 @@ describe('spans of a run (time-skipping server, in-memory exporter)', () => {
 });
 
 describe('a worker process: OTLP export and structured logs', () => {
-  let fx: DevServerFixture;
-  beforeAll(async () => {
-    fx = await startDevServerFixture();
-  }, 120_000);
-  afterAll(async () => {
-    await fx?.stop();
-  });
+  const dev = useDevServer();
 
   /** Runs the demo job on a worker process with `env`, then stops the worker (flushing spans). */
   async function demoRun(env: Record<string, string>) {
-    const all = { TEMPORAL_ADDRESS: fx.address, DURABLE_AGENT_TASK_QUEUE: uid('tq'), ...env };
+    const all = { TEMPORAL_ADDRESS: dev.fx.address, DURABLE_AGENT_TASK_QUEUE: uid('tq'), ...env };
     const worker = await startWorkerProcess(all);
     try {
       const run = await runCli(
@@ -324,7 +315,7 @@ describe('a worker process: OTLP export and structured logs', () => {
       JSON.stringify({ turns: [callTurn(['wait', { seconds: 120 }, 'pause']), answerTurn('late')] }),
     );
     const env = {
-      TEMPORAL_ADDRESS: fx.address,
+      TEMPORAL_ADDRESS: dev.fx.address,
       DURABLE_AGENT_TASK_QUEUE: uid('traced-commands'),
       DURABLE_AGENT_SCRIPTS_DIR: dir,
       DURABLE_AGENT_TRACING: 'otlp',
@@ -333,7 +324,7 @@ describe('a worker process: OTLP export and structured logs', () => {
     const worker = await startWorkerProcess(env);
     try {
       const start = (script: string, tools: string[], extra: object = {}) =>
-        fx.client.workflow.start('agentWorkflow', {
+        dev.fx.client.workflow.start('agentWorkflow', {
           taskQueue: env.DURABLE_AGENT_TASK_QUEUE,
           workflowId: uid(script),
           args: [{ task: 'traced', tools, model: { provider: 'scripted', script }, ...extra }],

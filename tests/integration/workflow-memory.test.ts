@@ -8,7 +8,6 @@
 import { notificationDelivery } from '../../client/deliver';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { z } from 'zod';
 import { startAgentRun } from '../../client/start-run';
@@ -18,20 +17,13 @@ import { schemaOnce } from '../../shared/schema-once';
 import type { WorkerTuning } from '../../workers/worker';
 import { createAgentWorker } from '../../workers/worker';
 import { callTurn } from '../../testkit/scripts';
-import { devServerEnv, testConfig, uid, workflowBundle } from '../../testkit/temporal';
+import { testConfig, uid, workflowBundle } from '../../testkit/temporal';
+import { useLocalEnv } from '../support/environments';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
 
-let env: TestWorkflowEnvironment;
-
-beforeAll(async () => {
-  env = await devServerEnv();
-}, 180_000);
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const temporal = useLocalEnv({ bundle: false });
 
 /** A run that calls a tool, then waits for an approval that does not come: it stays cached. */
 const PARKED: AgentInput = {
@@ -88,10 +80,10 @@ test('the bundle preloads the schema cache and keeps native object spread (es202
 test('a parked agent run costs the worker well under 0.5 MB of heap', async () => {
   const taskQueue = uid('memory');
   const worker: Worker = await createAgentWorker({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
+    connection: temporal.env.nativeConnection,
+    namespace: temporal.env.namespace ?? 'default',
     config: testConfig({ taskQueue }),
-    deliver: notificationDelivery(env.client, taskQueue),
+    deliver: notificationDelivery(temporal.env.client, taskQueue),
     taskQueue,
     // No prebuilt bundle: the worker bundles workflows/ with its preloaded modules, as in production.
     tuning: { debugMode: true } as WorkerTuning,
@@ -100,10 +92,11 @@ test('a parked agent run costs the worker well under 0.5 MB of heap', async () =
     const park = async (count: number): Promise<void> => {
       const tag = uid('park');
       const ids = Array.from({ length: count }, (_, i) => `${tag}-${i}`);
-      for (const workflowId of ids) await startAgentRun(env.client, PARKED, { taskQueue, workflowId });
+      for (const workflowId of ids)
+        await startAgentRun(temporal.env.client, PARKED, { taskQueue, workflowId });
       for (const id of ids) {
         for (;;) {
-          const state = await env.client.workflow.getHandle(id).query(stateQuery);
+          const state = await temporal.env.client.workflow.getHandle(id).query(stateQuery);
           if (state.status === 'waiting_for_approval') break;
           await new Promise((r) => setTimeout(r, 100));
         }

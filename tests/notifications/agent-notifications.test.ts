@@ -21,21 +21,13 @@ import {
   unreadCountQuery,
 } from '../../shared/notifications/messages';
 import type { NotificationHistory } from '../../shared/notifications/reads';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture, withDevWorker } from '../../testkit/dev-server';
+import { withDevWorker } from '../../testkit/dev-server';
 import { startWorkerProcess } from '../../testkit/processes';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import { tempDir, uid } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
-let fx: DevServerFixture;
-
-beforeAll(async () => {
-  fx = await startDevServerFixture();
-}, 120_000);
-
-afterAll(async () => {
-  await fx?.stop();
-});
+const dev = useDevServer();
 
 const SENT = 'The notification has been sent to the user.';
 
@@ -46,7 +38,7 @@ async function noWorkflowTaskFailures(handle: WorkflowHandle): Promise<void> {
 
 test('notify_user: contract messages, progress updated in place, same state in the run and the inbox', async () => {
   const user = uid('user');
-  await withDevWorker(fx, async (taskQueue) => {
+  await withDevWorker(dev.fx, async (taskQueue) => {
     const input: AgentInput = {
       task: 'import data and keep me posted',
       tools: ['notify_user', 'calculator'],
@@ -88,7 +80,7 @@ test('notify_user: contract messages, progress updated in place, same state in t
         ],
       },
     };
-    const handle = await fx.client.workflow.start('agentWorkflow', {
+    const handle = await dev.fx.client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId: uid('notify'),
       args: [input],
@@ -136,7 +128,7 @@ test('notify_user: contract messages, progress updated in place, same state in t
     expect(warn).toMatchObject({ type: 'warning', priority: 20, detail: '<b>93%</b>' });
     expect(run.updates).toHaveLength(5);
 
-    const inbox = fx.client.workflow.getHandle(inboxWorkflowId(user));
+    const inbox = dev.fx.client.workflow.getHandle(inboxWorkflowId(user));
     const box = await inbox.query(notificationsQuery);
     const strip = (h: NotificationHistory) => h.notifications.map(({ timestamp: _t, ...rest }) => rest);
     expect(strip(box)).toEqual(strip(run));
@@ -146,18 +138,18 @@ test('notify_user: contract messages, progress updated in place, same state in t
 
 test('markRead, notificationsSince and clearNotifications behave per contract', async () => {
   const user = uid('user');
-  const inbox = await fx.client.workflow.signalWithStart('inboxWorkflow', {
+  const inbox = await dev.fx.client.workflow.signalWithStart('inboxWorkflow', {
     workflowId: inboxWorkflowId(user),
     taskQueue: uid('no-worker-needed-for-signals'),
     args: [{}],
     signal: notifySignal,
     signalArgs: [{ message: 'one', id: 'a' }],
   });
-  await withDevWorker(fx, async () => undefined);
+  await withDevWorker(dev.fx, async () => undefined);
   // The inbox above has no worker on its queue; re-create it on a polled queue.
   await inbox.terminate('test setup');
-  await withDevWorker(fx, async (taskQueue) => {
-    const h = await fx.client.workflow.signalWithStart('inboxWorkflow', {
+  await withDevWorker(dev.fx, async (taskQueue) => {
+    const h = await dev.fx.client.workflow.signalWithStart('inboxWorkflow', {
       workflowId: inboxWorkflowId(user),
       taskQueue,
       args: [{}],
@@ -206,8 +198,8 @@ test('markRead, notificationsSince and clearNotifications behave per contract', 
 
 test('outside clients: the real `temporal` binary queries notifications and signals markRead', async () => {
   const user = uid('cli-user');
-  await withDevWorker(fx, async (taskQueue) => {
-    const h = await fx.client.workflow.signalWithStart('inboxWorkflow', {
+  await withDevWorker(dev.fx, async (taskQueue) => {
+    const h = await dev.fx.client.workflow.signalWithStart('inboxWorkflow', {
       workflowId: inboxWorkflowId(user),
       taskQueue,
       args: [{}],
@@ -217,7 +209,7 @@ test('outside clients: the real `temporal` binary queries notifications and sign
     // Asynchronous: the worker runs in this process, and a synchronous exec would stall it.
     const run = promisify(execFile);
     const temporal = async (...args: string[]) =>
-      (await run(temporalBinary('temporal'), [...args, '--address', fx.address], { encoding: 'utf8' }))
+      (await run(temporalBinary('temporal'), [...args, '--address', dev.fx.address], { encoding: 'utf8' }))
         .stdout;
     await temporal(
       'workflow',
@@ -278,8 +270,8 @@ test('outside clients: the real `temporal` binary queries notifications and sign
 
 test('bad signal payloads create nothing and fail no workflow task', async () => {
   const user = uid('bad-user');
-  await withDevWorker(fx, async (taskQueue) => {
-    const h = await fx.client.workflow.signalWithStart('inboxWorkflow', {
+  await withDevWorker(dev.fx, async (taskQueue) => {
+    const h = await dev.fx.client.workflow.signalWithStart('inboxWorkflow', {
       workflowId: inboxWorkflowId(user),
       taskQueue,
       args: [{}],
@@ -328,13 +320,13 @@ test('a worker killed mid-run loses no notification and duplicates none', async 
     }),
   );
   const env = {
-    TEMPORAL_ADDRESS: fx.address,
+    TEMPORAL_ADDRESS: dev.fx.address,
     DURABLE_AGENT_TASK_QUEUE: uid('kill'),
     DURABLE_AGENT_SCRIPTS_DIR: scriptsDir,
   };
   const first = await startWorkerProcess(env);
   const workflowId = uid('kill-run');
-  const handle = await fx.client.workflow.start('agentWorkflow', {
+  const handle = await dev.fx.client.workflow.start('agentWorkflow', {
     taskQueue: env.DURABLE_AGENT_TASK_QUEUE,
     workflowId,
     args: [
@@ -358,7 +350,7 @@ test('a worker killed mid-run loses no notification and duplicates none', async 
   try {
     expect(((await handle.result()) as AgentResult).answer).toBe('done');
     for (const target of [workflowId, inboxWorkflowId(user)]) {
-      const h = await fx.client.workflow.getHandle(target).query(notificationsQuery);
+      const h = await dev.fx.client.workflow.getHandle(target).query(notificationsQuery);
       // n1/n2 ran in parallel (either order), then n3 updated n1's item in place, then n4.
       expect(h.notifications.map((n) => n.no)).toEqual([0, 1, 2]);
       expect(

@@ -10,37 +10,25 @@ import { DEFAULT_RATE_LIMIT } from '../../server/api/app';
 import { ApiConfigError, loadApiConfig, startApiServer } from '../../server/api/server';
 import type { RunningApiServer } from '../../server/api/server';
 import { inboxWorkflowId } from '../../shared/notifications/messages';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture } from '../../testkit/dev-server';
-import type { WorkerProcess } from '../../testkit/processes';
-import { startWorkerProcess } from '../../testkit/processes';
 import { uid } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
 const TOKEN = 'hardening-token-0123456789';
 const APP_ORIGIN = 'https://app.example';
 
-let fx: DevServerFixture;
+// Notifications are sent by update, which a worker must accept.
+const dev = useDevServer({ worker: true, queue: 'hardening' });
+const { taskQueue } = dev;
 let open: RunningApiServer;
 let allowList: RunningApiServer;
 let withToken: RunningApiServer;
-let worker: WorkerProcess;
-const taskQueue = uid('hardening');
 
 beforeAll(async () => {
-  fx = await startDevServerFixture();
-  // Notifications are sent by update, which a worker must accept.
-  worker = await startWorkerProcess({ TEMPORAL_ADDRESS: fx.address, DURABLE_AGENT_TASK_QUEUE: taskQueue });
-  const base = { client: fx.client, taskQueue, host: '127.0.0.1', port: 0, logError: () => undefined };
+  const base = { client: dev.fx.client, taskQueue, host: '127.0.0.1', port: 0, logError: () => undefined };
   open = await startApiServer(base);
   allowList = await startApiServer({ ...base, corsOrigins: [APP_ORIGIN] });
   withToken = await startApiServer({ ...base, token: TOKEN });
-}, 120_000);
-
-afterAll(async () => {
-  await Promise.all([open, allowList, withToken].map((s) => s?.close()));
-  worker?.child.kill('SIGTERM');
-  await worker?.exited;
-  await fx?.stop();
+  dev.defer(() => Promise.all([open, allowList, withToken].map((s) => s.close())));
 });
 
 interface Reply {
@@ -82,7 +70,7 @@ const create = (user: string) => JSON.stringify({ target: inboxWorkflowId(user),
 /** Whether the inbox exists: a refused request must not have created it. */
 async function inboxExists(user: string): Promise<boolean> {
   try {
-    await fx.client.workflow.getHandle(inboxWorkflowId(user)).describe();
+    await dev.fx.client.workflow.getHandle(inboxWorkflowId(user)).describe();
     return true;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError) return false;

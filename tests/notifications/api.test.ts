@@ -10,27 +10,21 @@ import { ApiConfigError, loadApiConfig, startApiServer } from '../../server/api/
 import type { RunningApiServer } from '../../server/api/server';
 import { inboxWorkflowId } from '../../shared/notifications/messages';
 import type { Notification } from '../../shared/notifications/schema';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture } from '../../testkit/dev-server';
-import type { WorkerProcess } from '../../testkit/processes';
-import { runCli, startWorkerProcess } from '../../testkit/processes';
+import { runCli } from '../../testkit/processes';
 import { CLI, uid } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
 const TOKEN = 'test-token-0123456789abcdef';
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-let fx: DevServerFixture;
-let worker: WorkerProcess;
-let taskQueue: string;
+const dev = useDevServer({ worker: true, queue: 'api' });
+const { taskQueue } = dev;
 let api: RunningApiServer;
 const errors: string[] = [];
 
 beforeAll(async () => {
-  fx = await startDevServerFixture();
-  taskQueue = uid('api');
-  worker = await startWorkerProcess({ TEMPORAL_ADDRESS: fx.address, DURABLE_AGENT_TASK_QUEUE: taskQueue });
   api = await startApiServer({
-    client: fx.client,
+    client: dev.fx.client,
     taskQueue,
     host: '127.0.0.1',
     port: 0,
@@ -39,13 +33,7 @@ beforeAll(async () => {
     heartbeatMs: 300,
     logError: (m) => errors.push(m),
   });
-}, 120_000);
-
-afterAll(async () => {
-  await api?.close();
-  worker?.child.kill('SIGTERM');
-  await worker?.exited;
-  await fx?.stop();
+  dev.defer(() => api.close());
 });
 
 afterEach(() => {
@@ -93,7 +81,7 @@ test('a bearer token guards /api/*; /healthz stays open', async () => {
   expect((await call('GET', q(target), undefined, `${TOKEN}x`)).status).toBe(401);
   expect((await call('POST', '/api/notifications', { target, message: 'x' }, 'short')).status).toBe(401);
   // Refused before anything was sent: the inbox was never created.
-  await expect(fx.client.workflow.getHandle(target).describe()).rejects.toThrow(/not found/i);
+  await expect(dev.fx.client.workflow.getHandle(target).describe()).rejects.toThrow(/not found/i);
 });
 
 test('create (API defaults, uuid assigned), history, incremental since, mark read', async () => {
@@ -160,12 +148,12 @@ test('create (API defaults, uuid assigned), history, incremental since, mark rea
     status: 202,
     body: { unread: 0 },
   });
-  await noWorkflowTaskFailures(fx.client.workflow.getHandle(target));
+  await noWorkflowTaskFailures(dev.fx.client.workflow.getHandle(target));
 });
 
 test('an unknown target is a 404 with a clear message on every route', async () => {
   const run = uid('no-such-run');
-  const expected = new RegExp(`Workflow "${run}" not found or no longer running`);
+  const expected = new RegExp(`No run with id "${run}" in this namespace`);
   for (const res of [
     await call('GET', q(run)),
     await call('POST', '/api/notifications', { target: run, message: 'hi' }),
@@ -254,7 +242,7 @@ test('the SSE stream sends a snapshot, then live changes, heartbeats, and a rese
 
     // Quiet for longer than the heartbeat interval: comments keep the connection alive.
     await new Promise((r) => setTimeout(r, 800));
-    await fx.client.workflow.getHandle(target).signal('clearNotifications');
+    await dev.fx.client.workflow.getHandle(target).signal('clearNotifications');
     const reset = await sse.next();
     expect(reset.event).toBe('reset');
     expect(reset.data).toMatchObject({ count: 0, notifications: [] });
@@ -307,15 +295,23 @@ test('a stream opened with since resumes with what changed after that update, or
 });
 
 test('refuses to bind a non-loopback address without a token; a weak token is refused without echoing it', async () => {
-  await expect(startApiServer({ client: fx.client, taskQueue, host: '0.0.0.0', port: 0 })).rejects.toThrow(
+  await expect(
+    startApiServer({ client: dev.fx.client, taskQueue, host: '0.0.0.0', port: 0 }),
+  ).rejects.toThrow(
     new ApiConfigError(
       'Refusing to bind 0.0.0.0 without a token: set DURABLE_AGENT_API_TOKEN, or bind 127.0.0.1',
     ),
   );
-  await expect(startApiServer({ client: fx.client, taskQueue, host: '::', port: 0 })).rejects.toThrow(
+  await expect(startApiServer({ client: dev.fx.client, taskQueue, host: '::', port: 0 })).rejects.toThrow(
     /Refusing to bind ::/,
   );
-  const open = await startApiServer({ client: fx.client, taskQueue, host: '0.0.0.0', port: 0, token: TOKEN });
+  const open = await startApiServer({
+    client: dev.fx.client,
+    taskQueue,
+    host: '0.0.0.0',
+    port: 0,
+    token: TOKEN,
+  });
   await open.close();
 
   expect(() => loadApiConfig({ DURABLE_AGENT_API_TOKEN: 'hunter2' })).toThrow(
@@ -325,7 +321,7 @@ test('refuses to bind a non-loopback address without a token; a weak token is re
   expect(loadApiConfig({})).toEqual({ corsOrigins: [], rateLimit: DEFAULT_RATE_LIMIT });
 
   const refused = await runCli(['api', '--host', '0.0.0.0', '--port', '0'], {
-    TEMPORAL_ADDRESS: fx.address,
+    TEMPORAL_ADDRESS: dev.fx.address,
     DURABLE_AGENT_API_TOKEN: '',
   });
   expect(refused.code).toBe(1);
@@ -338,7 +334,7 @@ test('`durable-agent api` serves the API with the token from the environment and
   const child = spawn(CLI[0]!, [CLI[1]!, 'api', '--port', '0'], {
     env: {
       ...process.env,
-      TEMPORAL_ADDRESS: fx.address,
+      TEMPORAL_ADDRESS: dev.fx.address,
       DURABLE_AGENT_TASK_QUEUE: taskQueue,
       DURABLE_AGENT_API_TOKEN: TOKEN,
     },
@@ -363,7 +359,7 @@ test('`durable-agent api` serves the API with the token from the environment and
     });
     expect(post.status).toBe(202);
     expect((await fetch(`${url}/api/notifications?target=${target}`)).status).toBe(401);
-    const h = await fx.client.workflow.getHandle(target).query('notifications');
+    const h = await dev.fx.client.workflow.getHandle(target).query('notifications');
     expect(h).toMatchObject({
       count: 1,
       notifications: [expect.objectContaining({ message: 'via the command' })],
@@ -489,5 +485,5 @@ test('bad input through the HTTP door: 400 with field-level issues, nothing crea
 
   // Nothing created and nothing lost: the list, its read flags and its update number are as before.
   expect((await call('GET', q(target))).body).toEqual(before.body);
-  await noWorkflowTaskFailures(fx.client.workflow.getHandle(target));
+  await noWorkflowTaskFailures(dev.fx.client.workflow.getHandle(target));
 });

@@ -15,41 +15,29 @@ import {
   notifySignal,
   notifyUpdate,
 } from '../../shared/notifications/messages';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture } from '../../testkit/dev-server';
-import type { WorkerProcess } from '../../testkit/processes';
-import { freePort, runCli, startWorkerProcess } from '../../testkit/processes';
+import { freePort, runCli } from '../../testkit/processes';
 import { uid } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
 /** 50,000 CJK characters: inside the 50,000-character limit, 146.5 KiB of UTF-8. */
 const HUGE_DETAIL = `SECRET-MARKER-${'界'.repeat(50_000 - 14)}`;
 const DETAIL_ERROR = 'detail is 146.5 KiB (UTF-8), over its budget of 64 KiB';
 
-let fx: DevServerFixture;
-let worker: WorkerProcess;
-let taskQueue: string;
+const dev = useDevServer({ worker: true, queue: 'doors' });
+const { taskQueue } = dev;
 let api: RunningApiServer;
 const errors: string[] = [];
 
 beforeAll(async () => {
-  fx = await startDevServerFixture();
-  taskQueue = uid('doors');
-  worker = await startWorkerProcess({ TEMPORAL_ADDRESS: fx.address, DURABLE_AGENT_TASK_QUEUE: taskQueue });
   api = await startApiServer({
-    client: fx.client,
+    client: dev.fx.client,
     taskQueue,
     host: '127.0.0.1',
     port: 0,
     rateLimit: { burst: 3, perSecond: 0.5 },
     logError: (m) => errors.push(m),
   });
-}, 120_000);
-
-afterAll(async () => {
-  await api?.close();
-  worker?.child.kill('SIGTERM');
-  await worker?.exited;
-  await fx?.stop();
+  dev.defer(() => api.close());
 });
 
 async function call(method: string, path: string, body?: unknown, base = api.url) {
@@ -65,7 +53,11 @@ const q = (target: string, extra = '') => `/api/notifications?target=${encodeURI
 
 test('the notify update refuses over-budget input in its validator: the caller gets the error, history gets nothing', async () => {
   const target = inboxWorkflowId(uid('update'));
-  const h = await fx.client.workflow.start('inboxWorkflow', { workflowId: target, taskQueue, args: [{}] });
+  const h = await dev.fx.client.workflow.start('inboxWorkflow', {
+    workflowId: target,
+    taskQueue,
+    args: [{}],
+  });
   const ok = await h.executeUpdate(notifyUpdate, { args: [{ message: 'kept', id: 'k' }] });
   expect(ok).toMatchObject({ id: 'k', no: 0, created: true, update: 1, count: 1, evicted: 0 });
 
@@ -86,16 +78,20 @@ test('the notify update refuses over-budget input in its validator: the caller g
 
 test('an over-budget notify signal is dropped and logged by field, without the value', async () => {
   const target = inboxWorkflowId(uid('signal'));
-  const h = await fx.client.workflow.start('inboxWorkflow', { workflowId: target, taskQueue, args: [{}] });
+  const h = await dev.fx.client.workflow.start('inboxWorkflow', {
+    workflowId: target,
+    taskQueue,
+    args: [{}],
+  });
   await h.signal(notifySignal, { message: 'x', detail: HUGE_DETAIL });
   await h.signal(notifySignal, { message: 'after' });
   const list = await h.query(notificationsQuery);
   expect(list.notifications.map((n) => n.message)).toEqual(['after']);
   const deadline = Date.now() + 20_000;
-  const dropped = () => worker.lines.find((l) => String(l.msg).startsWith('notify signal dropped'));
+  const dropped = () => dev.worker.lines.find((l) => String(l.msg).startsWith('notify signal dropped'));
   while (!dropped() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
   expect(dropped()).toMatchObject({ fields: ['detail'] });
-  expect(JSON.stringify(worker.lines)).not.toContain('SECRET-MARKER');
+  expect(JSON.stringify(dev.worker.lines)).not.toContain('SECRET-MARKER');
   const history = await h.fetchHistory();
   expect((history.events ?? []).filter((e) => e.workflowTaskFailedEventAttributes)).toEqual([]);
 });
@@ -105,7 +101,7 @@ test('HTTP: 400 naming the field, its size and the budget; nothing created', asy
   const res = await call('POST', '/api/notifications', { target, message: 'x', detail: HUGE_DETAIL });
   expect(res.status).toBe(400);
   expect(res.body).toEqual({ error: DETAIL_ERROR, issues: [{ field: 'detail', message: DETAIL_ERROR }] });
-  await expect(fx.client.workflow.getHandle(target).describe()).rejects.toThrow(/not found/i);
+  await expect(dev.fx.client.workflow.getHandle(target).describe()).rejects.toThrow(/not found/i);
 });
 
 test('HTTP: changes per target are rate limited with 429 and Retry-After; other targets are not', async () => {
@@ -136,7 +132,11 @@ test('the rate limiter refills at its rate', () => {
 
 test('HTTP and queries: pages with limit/before say when they are truncated', async () => {
   const target = inboxWorkflowId(uid('pages'));
-  const h = await fx.client.workflow.start('inboxWorkflow', { workflowId: target, taskQueue, args: [{}] });
+  const h = await dev.fx.client.workflow.start('inboxWorkflow', {
+    workflowId: target,
+    taskQueue,
+    args: [{}],
+  });
   for (let i = 0; i < 5; i++)
     await h.executeUpdate(notifyUpdate, { args: [{ message: `n${i}`, id: `n${i}` }] });
   const first = await call('GET', q(target, '&limit=2'));
@@ -159,7 +159,7 @@ test('HTTP tells "no such inbox", "no worker" and "server unreachable" apart', a
 
   // A workflow on a queue no worker polls: the query cannot be answered.
   const orphan = inboxWorkflowId(uid('orphan'));
-  await fx.client.workflow.start('inboxWorkflow', {
+  await dev.fx.client.workflow.start('inboxWorkflow', {
     workflowId: orphan,
     taskQueue: uid('nobody'),
     args: [{}],
@@ -185,12 +185,12 @@ test('HTTP tells "no such inbox", "no worker" and "server unreachable" apart', a
 test('CLI: an over-budget field exits 1 with the message and sends nothing', async () => {
   const target = inboxWorkflowId(uid('cli-budget'));
   const out = await runCli(['notify', target, 'x', '--detail', '界'.repeat(30_000)], {
-    TEMPORAL_ADDRESS: fx.address,
+    TEMPORAL_ADDRESS: dev.fx.address,
     DURABLE_AGENT_TASK_QUEUE: taskQueue,
   });
   expect(out.code).toBe(1);
   expect(out.stderr).toContain('detail is 87.9 KiB (UTF-8), over its budget of 64 KiB');
-  await expect(fx.client.workflow.getHandle(target).describe()).rejects.toThrow(/not found/i);
+  await expect(dev.fx.client.workflow.getHandle(target).describe()).rejects.toThrow(/not found/i);
 }, 120_000);
 
 test('notify_user tool: an over-budget field goes back to the model as an error; nothing is delivered', async () => {

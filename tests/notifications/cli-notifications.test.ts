@@ -6,27 +6,11 @@
 import { spawn } from 'node:child_process';
 import type { WorkflowHandle } from '@temporalio/client';
 import { inboxWorkflowId, notificationsQuery, notifySignal } from '../../shared/notifications/messages';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture } from '../../testkit/dev-server';
-import type { WorkerProcess } from '../../testkit/processes';
-import { runCli, startWorkerProcess } from '../../testkit/processes';
+import { runCli } from '../../testkit/processes';
 import { CLI, uid } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
-let fx: DevServerFixture;
-let worker: WorkerProcess;
-let env: Record<string, string>;
-
-beforeAll(async () => {
-  fx = await startDevServerFixture();
-  env = { TEMPORAL_ADDRESS: fx.address, DURABLE_AGENT_TASK_QUEUE: uid('cli-notify') };
-  worker = await startWorkerProcess(env);
-}, 120_000);
-
-afterAll(async () => {
-  worker?.child.kill('SIGTERM');
-  await worker?.exited;
-  await fx?.stop();
-});
+const dev = useDevServer({ worker: true, queue: 'cli-notify' });
 
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
@@ -49,7 +33,7 @@ interface ListJson {
 }
 
 async function list(target: string, ...flags: string[]): Promise<ListJson> {
-  const out = await runCli(['notifications', target, '--json', ...flags], env);
+  const out = await runCli(['notifications', target, '--json', ...flags], dev.env);
   expect(out.stderr).toBe('');
   expect(out.code).toBe(0);
   return JSON.parse(out.stdout) as ListJson;
@@ -78,7 +62,7 @@ test('notify → notifications (table, --json) → mark-read → --unread → up
       '--group',
       'nightly',
     ],
-    env,
+    dev.env,
   );
   expect(first.stderr).toBe('');
   expect(first.code).toBe(0);
@@ -86,13 +70,13 @@ test('notify → notifications (table, --json) → mark-read → --unread → up
 
   const second = await runCli(
     ['notify', inbox, 'Disk almost full', '--type', 'warning', '--priority', '20', '--json'],
-    env,
+    dev.env,
   );
   expect(second.code).toBe(0);
   const secondId = (JSON.parse(second.stdout) as { id: string; target: string }).id;
   expect(secondId).toMatch(UUID_V4);
   // A negative display time falls back to the API default of 3 s.
-  expect((await runCli(['notify', inbox, 'Hello', '--display-time', '-5'], env)).code).toBe(0);
+  expect((await runCli(['notify', inbox, 'Hello', '--display-time', '-5'], dev.env)).code).toBe(0);
 
   const all = await list(inbox);
   expect(all).toMatchObject({ target: inbox, count: 3, unread: 3 });
@@ -118,7 +102,7 @@ test('notify → notifications (table, --json) → mark-read → --unread → up
     expect.objectContaining({ no: 2, type: 'info', priority: 10, message: 'Hello', display_time: 3 }),
   ]);
 
-  const table = await runCli(['notifications', inbox], env);
+  const table = await runCli(['notifications', inbox], dev.env);
   expect(table.code).toBe(0);
   const lines = table.stdout.trim().split('\n');
   expect(lines[0]).toMatch(/^no\s+type\s+priority\s+read\s+title\s+message\s+timestamp\s+id$/);
@@ -128,8 +112,10 @@ test('notify → notifications (table, --json) → mark-read → --unread → up
   );
   expect(lines.at(-1)).toBe('3 notifications, 3 unread');
 
-  const marked = await runCli(['mark-read', inbox, '--ids', `backup,${secondId},unknown-id`], env);
-  expect(marked.stderr).toBe('');
+  const marked = await runCli(['mark-read', inbox, '--ids', `backup,${secondId},unknown-id`], dev.env);
+  // The known ones are marked; the unknown one is named, and the command fails.
+  expect(marked.stderr).toContain(`holds no notification with id "unknown-id"`);
+  expect(marked.code).toBe(1);
   expect(marked.stdout.trim()).toBe(`Marked read in ${inbox}; 1 unread left`);
   const unread = await list(inbox, '--unread');
   expect(unread.notifications.map((n) => n.message)).toEqual(['Hello']);
@@ -137,7 +123,7 @@ test('notify → notifications (table, --json) → mark-read → --unread → up
 
   // Same id again: updated in place, keeps its number, unread again.
   expect(
-    (await runCli(['notify', inbox, 'Backup done', '--type', 'success', '--id', 'backup'], env)).code,
+    (await runCli(['notify', inbox, 'Backup done', '--type', 'success', '--id', 'backup'], dev.env)).code,
   ).toBe(0);
   const afterUpdate = await list(inbox, '--unread');
   expect(afterUpdate.notifications.map((n) => [n.no, n.id, n.type, n.message])).toEqual([
@@ -145,42 +131,42 @@ test('notify → notifications (table, --json) → mark-read → --unread → up
     [2, expect.stringMatching(UUID_V4), 'info', 'Hello'],
   ]);
 
-  expect((await runCli(['mark-read', inbox, '--all'], env)).stdout.trim()).toBe(
+  expect((await runCli(['mark-read', inbox, '--all'], dev.env)).stdout.trim()).toBe(
     `Marked read in ${inbox}; 0 unread left`,
   );
-  const cleared = await runCli(['clear-notifications', inbox], env);
+  const cleared = await runCli(['clear-notifications', inbox], dev.env);
   expect(cleared.stdout.trim()).toBe(`Cleared the notifications of ${inbox}`);
   const empty = await list(inbox);
   expect(empty.count).toBe(0);
   expect(empty.guid).not.toBe(all.guid);
-  expect((await runCli(['notifications', inbox], env)).stdout).toContain('No notifications.');
+  expect((await runCli(['notifications', inbox], dev.env)).stdout).toContain('No notifications.');
 }, 120_000);
 
 test('unknown targets are clear errors and create nothing', async () => {
   const run = uid('no-such-run');
   const cases: [string[], RegExp][] = [
-    [['notifications', run], new RegExp(`Workflow "${run}" not found or no longer running`)],
-    [['notify', run, 'hi'], new RegExp(`Workflow "${run}" not found or no longer running`)],
-    [['mark-read', run, '--all'], new RegExp(`Workflow "${run}" not found`)],
-    [['clear-notifications', run], new RegExp(`Workflow "${run}" not found`)],
+    [['notifications', run], new RegExp(`No run with id "${run}" in this namespace`)],
+    [['notify', run, 'hi'], new RegExp(`No run with id "${run}" in this namespace`)],
+    [['mark-read', run, '--all'], new RegExp(`No run with id "${run}" in this namespace`)],
+    [['clear-notifications', run], new RegExp(`No run with id "${run}" in this namespace`)],
     [
       ['notifications', 'inbox:nobody-yet'],
       /No inbox for user "nobody-yet" yet: an inbox is created by its first notification/,
     ],
     [['mark-read', 'inbox:nobody-yet', '--all'], /No inbox for user "nobody-yet" yet/],
   ];
-  const outs = await Promise.all(cases.map(([args]) => runCli(args, env)));
+  const outs = await Promise.all(cases.map(([args]) => runCli(args, dev.env)));
   outs.forEach((out, i) => {
     expect(out.code).toBe(1);
     expect(out.stderr).toMatch(cases[i]![1]);
   });
   // mark-read never creates an inbox.
-  await expect(fx.client.workflow.getHandle('inbox:nobody-yet').describe()).rejects.toThrow(/not found/i);
+  await expect(dev.fx.client.workflow.getHandle('inbox:nobody-yet').describe()).rejects.toThrow(/not found/i);
 }, 60_000);
 
 test('bad input through the CLI door: exact contract messages, nothing created, nothing lost', async () => {
   const inbox = inboxWorkflowId(uid('bad-cli'));
-  expect((await runCli(['notify', inbox, 'keep me', '--id', 'keep'], env)).code).toBe(0);
+  expect((await runCli(['notify', inbox, 'keep me', '--id', 'keep'], dev.env)).code).toBe(0);
   const before = await list(inbox);
 
   const cases: [string[], string][] = [
@@ -205,26 +191,26 @@ test('bad input through the CLI door: exact contract messages, nothing created, 
     [['mark-read', inbox], 'error: Give exactly one of --ids a,b or --all'],
     [['mark-read', inbox, '--ids', 'keep', '--all'], 'error: Give exactly one of --ids a,b or --all'],
   ];
-  const outs = await Promise.all(cases.map(([args]) => runCli(args, env)));
+  const outs = await Promise.all(cases.map(([args]) => runCli(args, dev.env)));
   outs.forEach((out, i) => {
     expect([out.code, out.stderr.trim()]).toEqual([1, cases[i]![1]]);
   });
-  const missing = await runCli(['notify', inbox], env);
+  const missing = await runCli(['notify', inbox], dev.env);
   expect(missing.code).toBe(1);
   expect(missing.stderr).toMatch(/missing required argument 'message'/);
-  const emptyIds = await runCli(['mark-read', inbox, '--ids', ' , '], env);
+  const emptyIds = await runCli(['mark-read', inbox, '--ids', ' , '], dev.env);
   expect(emptyIds.code).toBe(1);
   expect(emptyIds.stderr).toMatch(/give at least one id/);
 
   const after = await list(inbox);
   expect(after).toEqual(before);
-  await noWorkflowTaskFailures(fx.client.workflow.getHandle(inbox));
+  await noWorkflowTaskFailures(dev.fx.client.workflow.getHandle(inbox));
 }, 120_000);
 
 /** A `notifications --watch` child whose output the test reads as it arrives. */
 function startWatch(args: string[]) {
   const child = spawn(CLI[0]!, [CLI[1]!, 'notifications', ...args, '--watch', '--interval', '100'], {
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...dev.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
@@ -248,26 +234,26 @@ function startWatch(args: string[]) {
 
 test('--watch prints new and updated notifications live, then the list replaced after a clear', async () => {
   const inbox = inboxWorkflowId(uid('watcher'));
-  expect((await runCli(['notify', inbox, 'already there', '--id', 'old'], env)).code).toBe(0);
+  expect((await runCli(['notify', inbox, 'already there', '--id', 'old'], dev.env)).code).toBe(0);
   const watch = startWatch([inbox]);
   try {
     let at = await watch.waitFor(/1 notifications, 1 unread\n/);
     expect(watch.output()).toMatch(/^0\s+info\s+10\s+no\s+already there/m);
 
     expect(
-      (await runCli(['notify', inbox, 'Deploying', '--type', 'progress', '--id', 'deploy'], env)).code,
+      (await runCli(['notify', inbox, 'Deploying', '--type', 'progress', '--id', 'deploy'], dev.env)).code,
     ).toBe(0);
     at = await watch.waitFor(/^new\s+1\s+progress\s+10\s+no\s+Deploying\s+\S+\s+deploy$/m, at);
     expect(
-      (await runCli(['notify', inbox, 'Deployed', '--type', 'success', '--id', 'deploy'], env)).code,
+      (await runCli(['notify', inbox, 'Deployed', '--type', 'success', '--id', 'deploy'], dev.env)).code,
     ).toBe(0);
     at = await watch.waitFor(/^updated\s+1\s+success\s+10\s+no\s+Deployed\s+\S+\s+deploy$/m, at);
-    expect((await runCli(['mark-read', inbox, '--ids', 'old'], env)).code).toBe(0);
+    expect((await runCli(['mark-read', inbox, '--ids', 'old'], dev.env)).code).toBe(0);
     at = await watch.waitFor(/^updated\s+0\s+info\s+10\s+yes\s+already there/m, at);
 
-    expect((await runCli(['clear-notifications', inbox], env)).code).toBe(0);
+    expect((await runCli(['clear-notifications', inbox], dev.env)).code).toBe(0);
     at = await watch.waitFor(/— list replaced \(cleared or resynced\): 0 notifications —/, at);
-    expect((await runCli(['notify', inbox, 'after the clear'], env)).code).toBe(0);
+    expect((await runCli(['notify', inbox, 'after the clear'], dev.env)).code).toBe(0);
     // Numbers restart at 0 after a clear, and the watcher follows the new list.
     await watch.waitFor(/^new\s+0\s+info\s+10\s+no\s+after the clear/m, at);
   } finally {
@@ -279,9 +265,9 @@ test('--watch prints new and updated notifications live, then the list replaced 
 test('--watch --json follows an inbox across continue-as-new', async () => {
   const inbox = inboxWorkflowId(uid('can-watch'));
   // Started directly so the inbox continues as new every 3 signals.
-  const handle = await fx.client.workflow.start('inboxWorkflow', {
+  const handle = await dev.fx.client.workflow.start('inboxWorkflow', {
     workflowId: inbox,
-    taskQueue: env.DURABLE_AGENT_TASK_QUEUE!,
+    taskQueue: dev.env.DURABLE_AGENT_TASK_QUEUE!,
     args: [{ continueAsNewAfter: 3 }],
   });
   await handle.signal(notifySignal, { message: 'm0', id: 'id0' });
@@ -310,5 +296,5 @@ test('--watch --json follows an inbox across continue-as-new', async () => {
   }
   expect(await watch.exited).toBe(0);
   expect((await handle.describe()).runId).not.toBe(firstRun);
-  expect((await fx.client.workflow.getHandle(inbox).query(notificationsQuery)).count).toBe(8);
+  expect((await dev.fx.client.workflow.getHandle(inbox).query(notificationsQuery)).count).toBe(8);
 }, 120_000);

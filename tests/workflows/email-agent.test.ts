@@ -2,7 +2,6 @@
  * Agent runs (offline scripted model, time-skipping server) that use the email tools against the
  * real Postfix + Dovecot: answering a message in its thread, and polling a mailbox across runs.
  */
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { closeEmailConnections } from '../../activities/email';
 import type { AgentInput, AgentResult } from '../../shared/agent';
 import type { ScriptedTurn } from '../../shared/model';
@@ -18,20 +17,14 @@ import {
   waitForMessage,
 } from '../../testkit/mail';
 import { answerTurn, callTurn } from '../../testkit/scripts';
-import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../../testkit/temporal';
+import { testConfig, uid, workflowBundle } from '../../testkit/temporal';
 import { scheduledActivityTypes } from '../../testkit/history';
+import { useTimeSkippingEnv } from '../support/environments';
 
-let env: TestWorkflowEnvironment;
-
-beforeAll(async () => {
-  await requireMailServer();
-  env = await timeSkippingEnv();
-  await workflowBundle();
-}, 180_000);
-
+beforeAll(() => requireMailServer());
+const temporal = useTimeSkippingEnv();
 afterAll(async () => {
   closeEmailConnections();
-  await env?.teardown();
 });
 
 async function runAgent(
@@ -39,8 +32,8 @@ async function runAgent(
 ): Promise<{ result: AgentResult; answer: string; scheduled: string[] }> {
   const taskQueue = uid('email-tq');
   const worker = await createAgentWorker({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
+    connection: temporal.env.nativeConnection,
+    namespace: temporal.env.namespace ?? 'default',
     config: testConfig({ email: emailConfig() }),
     taskQueue,
     workflowBundle: await workflowBundle(),
@@ -53,7 +46,7 @@ async function runAgent(
       // These runs test the tools: the user lets mail go out without asking.
       policy: { approvals: { tools: { send_email: 'never' } } },
     };
-    const handle = await env.client.workflow.start('agentWorkflow', {
+    const handle = await temporal.env.client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId: uid('email-run'),
       args: [input],

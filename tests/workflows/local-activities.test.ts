@@ -5,26 +5,17 @@
  */
 import { WorkflowFailedError } from '@temporalio/client';
 import type { ApplicationFailure } from '@temporalio/common';
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { AgentInput, AgentResult, Policy } from '../../shared/agent';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { LOCAL_ACTIVITIES_PATCH } from '../../workflows/agent';
 import type { History } from '../../client/debug/history';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import { agentWorkerOn } from '../../testkit/agent-worker';
-import { timeSkippingEnv, uid, workflowBundle } from '../../testkit/temporal';
+import { uid } from '../../testkit/temporal';
 import { scheduledActivityTypes } from '../../testkit/history';
+import { useTimeSkippingEnv } from '../support/environments';
 
-let env: TestWorkflowEnvironment;
-
-beforeAll(async () => {
-  env = await timeSkippingEnv();
-  await workflowBundle();
-}, 180_000);
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const temporal = useTimeSkippingEnv();
 
 /** Calls of the instrumented calculator, with whether each ran as a local activity. */
 interface CalculatorCall {
@@ -41,7 +32,7 @@ async function withWorker<T>(fn: (taskQueue: string, calls: CalculatorCall[]) =>
     if (input.args.expression === 'boom') throw new Error('calculator exploded');
     return { content: `value of ${input.args.expression}` };
   };
-  const worker = await agentWorkerOn(env, taskQueue, { activityOverrides: { calculator } });
+  const worker = await agentWorkerOn(temporal.env, taskQueue, { activityOverrides: { calculator } });
   return worker.runUntil(fn(taskQueue, calls));
 }
 
@@ -81,7 +72,7 @@ function patchMarkers(history: History): string[] {
 }
 
 async function run(taskQueue: string, mode?: Policy['localActivities']) {
-  const handle = await env.client.workflow.start('agentWorkflow', {
+  const handle = await temporal.env.client.workflow.start('agentWorkflow', {
     taskQueue,
     workflowId: uid(`local-${mode ?? 'default'}`),
     args: [input(mode)],
@@ -139,7 +130,7 @@ test("by default ('never') every step is a regular activity and the run records 
 
 test('a model call that fails for good fails the run the same way on the fast path', async () => {
   await withWorker(async (taskQueue) => {
-    const err = await env.client.workflow
+    const err = await temporal.env.client.workflow
       .execute('agentWorkflow', {
         taskQueue,
         workflowId: uid('local-nokey'),
@@ -160,7 +151,7 @@ test('a model call that fails for good fails the run the same way on the fast pa
 
 test('an unknown policy.localActivities value is refused, naming the field and the choices', async () => {
   await withWorker(async (taskQueue) => {
-    const err = await env.client.workflow
+    const err = await temporal.env.client.workflow
       .execute('agentWorkflow', {
         taskQueue,
         workflowId: uid('local-bad'),

@@ -5,7 +5,6 @@
  * of workflow time), and the end of a run exactly. Each upsert is a history event and a visibility
  * write on the server.
  */
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { startAgentRun } from '../../client/start-run';
 import type { History } from '../../client/debug/history';
 import type { AgentInput, AgentResult } from '../../shared/agent';
@@ -15,22 +14,14 @@ import type { ScriptedTurn } from '../../shared/model';
 import { SEARCH_ATTRIBUTES_PATCH, STEP_ATTRIBUTE_EVERY_STEPS } from '../../workflows/agent/search-attributes';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import { agentWorkerOn } from '../../testkit/agent-worker';
-import { devServerEnv, uid, workflowBundle } from '../../testkit/temporal';
+import { uid } from '../../testkit/temporal';
+import { useLocalEnv } from '../support/environments';
 
-let env: TestWorkflowEnvironment;
-
-beforeAll(async () => {
-  env = await devServerEnv();
-  await workflowBundle();
-}, 180_000);
-
-afterAll(async () => {
-  await env?.teardown();
-});
+const temporal = useLocalEnv();
 
 async function withWorker<T>(fn: (taskQueue: string) => Promise<T>): Promise<T> {
   const taskQueue = uid('sa');
-  return (await agentWorkerOn(env, taskQueue)).runUntil(fn(taskQueue));
+  return (await agentWorkerOn(temporal.env, taskQueue)).runUntil(fn(taskQueue));
 }
 
 /** The values of each upsert of the agent's attributes in the history, in order (not the SDK's patch upserts). */
@@ -71,7 +62,7 @@ test('a quick run upserts its step every few steps, not at every step; the end s
     answerTurn('done'),
   ];
   const { history, shown } = await withWorker(async (taskQueue) => {
-    const handle = await startAgentRun(env.client, input(turns, ['calculator', 'get_time']), {
+    const handle = await startAgentRun(temporal.env.client, input(turns, ['calculator', 'get_time']), {
       taskQueue,
       workflowId: uid('sa-run'),
     });
@@ -108,7 +99,7 @@ test('a status change shows at once, with the step and the tool of that moment',
   ];
   await withWorker(async (taskQueue) => {
     const handle = await startAgentRun(
-      env.client,
+      temporal.env.client,
       input(turns, ['calculator', 'get_time'], { requireApproval: ['get_time'], approvalTimeout: '1 day' }),
       { taskQueue, workflowId: uid('sa-wait') },
     );

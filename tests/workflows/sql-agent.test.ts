@@ -3,7 +3,6 @@
  * questions a database through sql_schema and sql_query: on the real Postgres and MariaDB (the corpus
  * fixture in its own schema/database) and on the zero-setup PGlite sample (no databases configured).
  */
-import type { TestWorkflowEnvironment } from '@temporalio/testing';
 import { closeSqlConnections } from '../../activities/sql';
 import type { DatabasesConfig } from '../../activities/sql/config';
 import type { AgentInput, AgentResult } from '../../shared/agent';
@@ -12,35 +11,30 @@ import { createAgentWorker } from '../../workers/worker';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import type { SqlFixture } from '../../testkit/sql-fixtures';
 import { mysqlFixture, postgresFixture } from '../../testkit/sql-fixtures';
-import { testConfig, timeSkippingEnv, uid, workflowBundle } from '../../testkit/temporal';
+import { testConfig, uid, workflowBundle } from '../../testkit/temporal';
 import { scheduledActivityTypes } from '../../testkit/history';
+import { useTimeSkippingEnv } from '../support/environments';
 
-let env: TestWorkflowEnvironment;
 const fixtures: SqlFixture[] = [];
-
-beforeAll(async () => {
-  env = await timeSkippingEnv();
-  await workflowBundle();
-}, 180_000);
+const temporal = useTimeSkippingEnv();
 
 afterAll(async () => {
   await closeSqlConnections();
   await Promise.all(fixtures.map((f) => f.drop()));
-  await env?.teardown();
 });
 
 /** Runs one scripted agent on an in-process worker with the given databases; returns the result and tool events. */
 async function runAgent(databases: DatabasesConfig, input: AgentInput) {
   const taskQueue = uid('sql-tq');
   const worker = await createAgentWorker({
-    connection: env.nativeConnection,
-    namespace: env.namespace ?? 'default',
+    connection: temporal.env.nativeConnection,
+    namespace: temporal.env.namespace ?? 'default',
     config: testConfig({ databases }),
     taskQueue,
     workflowBundle: await workflowBundle(),
   });
   return worker.runUntil(async () => {
-    const handle = await env.client.workflow.start('agentWorkflow', {
+    const handle = await temporal.env.client.workflow.start('agentWorkflow', {
       taskQueue,
       workflowId: uid('sql-agent'),
       args: [input],
