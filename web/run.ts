@@ -20,6 +20,9 @@ function safeHref(url: string): string | null {
   }
 }
 
+/** The answer came without its sources (the run's citations could not be read yet). */
+class SourcesUnreadable extends Error {}
+
 /** Starts the run page for `runId`. */
 export function startRun(runId: string): void {
   const root = appRoot();
@@ -198,6 +201,9 @@ export function startRun(runId: string): void {
           )
         : null,
     );
+    // Shown without its sources for now. Failing the poll reads the answer again at the next one,
+    // even for a finished run (which otherwise is not read again), and says why meanwhile.
+    if (a.warning) throw new SourcesUnreadable(a.warning);
   }
 
   async function poll(): Promise<void> {
@@ -223,7 +229,9 @@ export function startRun(runId: string): void {
       showProblem(
         err instanceof ApiError && err.status === 404
           ? err.message
-          : `Cannot reach the run: ${(err as Error).message}; retrying`,
+          : err instanceof SourcesUnreadable
+            ? `The answer is shown without its sources: ${err.message}; retrying`
+            : `Cannot reach the run: ${(err as Error).message}; retrying`,
       );
     }
   }

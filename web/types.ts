@@ -54,4 +54,6 @@ export interface RunAnswer {
   answer: string | null;
   text: string | null;
   citations: ResolvedCitation[];
+  /** Set when the run's sources could not be read (no worker answered in time): `text` lacks them. */
+  warning?: string;
 }

@@ -4,16 +4,15 @@
  * holds long run ids, and a new notification's toast shows inside the screen. The screenshot goes
  * to docs/screenshots/inbox-phone.png when it is missing or WEB_UI_SCREENSHOTS=1.
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Browser } from 'playwright-core';
-import { chromium } from 'playwright-core';
 import { PROJECT_ROOT } from '../../shared/project-root';
 import { startApiServer } from '../../server/api/server';
 import type { RunningApiServer } from '../../server/api/server';
 import { runCli } from '../../testkit/processes';
 import { uid } from '../../testkit/temporal';
+import { closeApiAfterStreams, launchChromium } from '../support/browser';
 import { useDevServer } from '../support/environments';
 
 const PHONE = { width: 375, height: 812 };
@@ -23,23 +22,8 @@ let browser: Browser;
 
 beforeAll(async () => {
   api = await startApiServer({ client: dev.fx.client, taskQueue: dev.taskQueue, host: '127.0.0.1', port: 0 });
-  dev.defer(async () => {
-    // Streams end at their next poll once their browser is gone; waiting for that (while the worker
-    // still answers) keeps a query from being retried on a connection that is closing.
-    for (let i = 0; i < 50; i++) {
-      const health = (await (await fetch(`${api.url}/healthz`)).json()) as { openStreams: number };
-      if (health.openStreams === 0) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    await api.close();
-  });
-  const r = spawnSync('bash', [path.join(PROJECT_ROOT, 'scripts', 'chromium.sh')], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`scripts/chromium.sh failed: ${r.stderr.trim()}`);
-  browser = await chromium.launch({
-    executablePath: r.stdout.trim(),
-    headless: true,
-    args: ['--no-sandbox', '--headless=new'],
-  });
+  dev.defer(() => closeApiAfterStreams(api));
+  browser = await launchChromium();
   dev.defer(() => browser.close());
 }, 180_000);
 

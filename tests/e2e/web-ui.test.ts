@@ -9,13 +9,11 @@
  * Screenshots go to docs/screenshots/ when one is missing or WEB_UI_SCREENSHOTS=1, so an ordinary
  * run leaves the checkout as it was.
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { chromium } from 'playwright-core';
 import { PROJECT_ROOT } from '../../shared/project-root';
 import { startApiServer } from '../../server/api/server';
 import type { RunningApiServer } from '../../server/api/server';
@@ -24,6 +22,7 @@ import type { AgentInput } from '../../shared/agent';
 import { inboxWorkflowId, unreadCountQuery } from '../../shared/notifications/messages';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import { tempDir, uid } from '../../testkit/temporal';
+import { closeApiAfterStreams, launchChromium } from '../support/browser';
 import { useDevServer } from '../support/environments';
 
 const SCREENSHOTS = path.join(PROJECT_ROOT, 'docs', 'screenshots');
@@ -35,13 +34,6 @@ let browser: Browser;
 let searxng: http.Server;
 /** The worker's config: web search on the stand-in. */
 const config = path.join(tempDir('webui'), 'config.json');
-
-/** Debian's chromium, installed by scripts/chromium.sh when missing (as the mail tests get postfix). */
-function chromiumPath(): string {
-  const r = spawnSync('bash', [path.join(PROJECT_ROOT, 'scripts', 'chromium.sh')], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`scripts/chromium.sh failed: ${r.stderr.trim()}`);
-  return r.stdout.trim();
-}
 
 beforeAll(async () => {
   const results = fs.readFileSync(
@@ -65,21 +57,8 @@ afterAll(() => new Promise((r) => searxng?.close(r)));
 
 beforeAll(async () => {
   api = await startApiServer({ client: dev.fx.client, taskQueue, host: '127.0.0.1', port: 0 });
-  dev.defer(async () => {
-    // Streams end at their next poll once their browser is gone; waiting for that (while the
-    // worker still answers) keeps a query from being retried on a connection that is closing.
-    for (let i = 0; i < 50; i++) {
-      const health = (await (await fetch(`${api.url}/healthz`)).json()) as { openStreams: number };
-      if (health.openStreams === 0) break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    await api.close();
-  });
-  browser = await chromium.launch({
-    executablePath: chromiumPath(),
-    headless: true,
-    args: ['--no-sandbox', '--headless=new'],
-  });
+  dev.defer(() => closeApiAfterStreams(api));
+  browser = await launchChromium();
   dev.defer(() => browser.close());
 }, 180_000);
 
@@ -484,6 +463,48 @@ test('run page: the answer’s web sources are links', async () => {
   expect(await background()).toBe('rgb(247, 247, 248)');
   await page.emulateMedia({ colorScheme: 'dark' });
   expect(await background()).toBe('rgb(21, 23, 27)');
+  await page.close();
+}, 90_000);
+
+test('run page: an answer first read without its sources says so and reads them again', async () => {
+  const id = uid('cite-late');
+  const input: AgentInput = {
+    task: 'what is a workflow?',
+    tools: ['web_search'],
+    model: {
+      provider: 'scripted',
+      turns: [
+        callTurn(['web_search', { query: 'durable execution', max_results: 1 }, 'w1']),
+        answerTurn('A workflow defines the overall flow of the application [[s1]].'),
+      ],
+    },
+  };
+  await (await startAgentRun(dev.fx.client, input, { workflowId: id, taskQueue })).result();
+  const page = await newPage();
+  // The first answer comes as the API sends it when the citations query finds no worker in time.
+  let firstAnswer = true;
+  await page.route('**/answer', async (route) => {
+    if (!firstAnswer) return route.continue();
+    firstAnswer = false;
+    const real = (await (await route.fetch()).json()) as Record<string, unknown>;
+    await route.fulfill({
+      json: {
+        ...real,
+        text: real.answer,
+        markdown: real.answer,
+        citations: [],
+        warning: "the run's citations could not be read (deadline exceeded); is a worker running?",
+      },
+    });
+  });
+  await page.goto(`${api.url}/runs/${encodeURIComponent(id)}`);
+  await page.locator('[role="alert"]', { hasText: 'The answer is shown without its sources' }).waitFor();
+  expect(await page.locator('#answer').textContent()).toContain('the overall flow of the application [[s1]]');
+  await page.locator('#answer', { hasText: 'the overall flow of the application [1]' }).waitFor();
+  expect(await page.locator('#answer .citations a').getAttribute('href')).toBe(
+    'https://docs.temporal.io/workflows',
+  );
+  expect(await page.locator('[role="alert"]').isHidden()).toBe(true);
   await page.close();
 }, 90_000);
 
