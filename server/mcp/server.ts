@@ -40,7 +40,11 @@ export interface McpServerOptions {
 export function createMcpServer(opts: McpServerOptions): McpServer {
   const store = new TemporalTaskStore(opts.client);
   const server = new McpServer(MCP_SERVER_INFO, {
-    capabilities: { tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
+    // logging: a tool call says which durable workflow runs it (at `info`; the client sets the level).
+    capabilities: {
+      logging: {},
+      tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } },
+    },
     taskStore: store,
     maxToolInputElements: MAX_TOOL_INPUT_ELEMENTS,
     instructions:

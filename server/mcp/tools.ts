@@ -137,6 +137,21 @@ function registerTool(server: McpServer, ctx: ToolCallContext, def: ToolDefiniti
         },
         args,
       );
+      // Best effort, and only at the level the client asked for (the SDK drops what is below it).
+      await server
+        .sendLoggingMessage(
+          {
+            level: 'info',
+            logger: 'durable-agent',
+            data: {
+              tool: def.name,
+              workflowId,
+              message: `${def.name} runs as the durable workflow ${workflowId}`,
+            },
+          },
+          extra.sessionId,
+        )
+        .catch(() => undefined);
       try {
         const result = await runToolCall(
           ctx,

@@ -9,9 +9,13 @@ import path from 'node:path';
 import { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { WorkflowFailedError } from '@temporalio/client';
-import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  LoggingMessageNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { TOOL_CALL_WORKFLOW_TYPE } from '../../shared/tools/tool-call';
 import { PROJECT_ROOT } from '../../shared/project-root';
 import { loadApiConfig, startApiServer } from '../../server/api/server';
@@ -26,6 +30,39 @@ const { taskQueue } = dev;
 const TOKEN = 'mcp-server-token-0123456789';
 
 const INSPECTOR = path.join(PROJECT_ROOT, 'node_modules', '.bin', 'mcp-inspector-cli');
+
+/** Server scenarios of `@modelcontextprotocol/conformance` that apply to this server. */
+const CONFORMANCE_SCENARIOS = [
+  'server-initialize',
+  'ping',
+  'logging-set-level',
+  'tools-list',
+  'dns-rebinding-protection',
+] as const;
+
+/** Runs a process to its end (without blocking this process, which serves the API under test). */
+function output(command: string, args: string[]): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, NO_COLOR: '1' },
+    });
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    child.once('error', reject);
+    child.once('close', (code) => resolve({ code, out }));
+  });
+}
+
+/** The Node 22 binary and the conformance suite's entry file, installed when missing. */
+async function installConformance(): Promise<[string, string]> {
+  const r = await output('bash', [path.join(PROJECT_ROOT, 'scripts', 'install-mcp-conformance.sh')]);
+  const [node22, suite] = r.out.trim().split('\n').slice(-2);
+  if (r.code !== 0 || !node22 || !suite)
+    throw new Error(`scripts/install-mcp-conformance.sh failed:\n${r.out}`);
+  return [node22, suite];
+}
 
 /** A scripted run whose one calculation waits for approval (as examples/runs/approval.json). */
 const APPROVAL_MODEL = {
@@ -264,6 +301,32 @@ describe('toolCallWorkflow', () => {
 });
 
 describe('MCP Tasks over stdio', () => {
+  test('logging: a call says which durable workflow runs it, at the level the client set', async () => {
+    const { client } = await stdioClient();
+    const messages: LoggingMessageNotification['params'][] = [];
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      messages.push(n.params);
+    });
+    try {
+      await client.setLoggingLevel('info');
+      const first = await callTool(client, 'calculator', { expression: '5 * 5' });
+      const workflowId = structured(first).workflowId as string;
+      await until('the log message', async () => messages.length > 0);
+      expect(messages).toEqual([
+        expect.objectContaining({
+          level: 'info',
+          logger: 'durable-agent',
+          data: expect.objectContaining({ tool: 'calculator', workflowId }),
+        }),
+      ]);
+      await client.setLoggingLevel('error');
+      expect(text(await callTool(client, 'calculator', { expression: '6 * 6' }))).toBe('36');
+      expect(messages).toHaveLength(1);
+    } finally {
+      await client.close();
+    }
+  });
+
   test('task id = workflow id, input_required = a pending approval, and a restarted server finds the run', async () => {
     const id = uid('agent-mcp-task');
     let { client, transport } = await stdioClient();
@@ -452,6 +515,21 @@ describe('/mcp on the HTTP API', () => {
       expect(tools.map((t) => t.name)).not.toContain('calculator');
     } finally {
       await server.close();
+    }
+  });
+
+  test('the MCP conformance suite: the server scenarios that apply to this server pass', async () => {
+    // The suite needs Node 22; scripts/install-mcp-conformance.sh installs both from npm, apart.
+    const [node22, suite] = await installConformance();
+    // The other server scenarios call the suite's own fixture tools, resources and prompts.
+    for (const scenario of CONFORMANCE_SCENARIOS) {
+      const r = await output(node22, [suite, 'server', '--url', `${open.url}/mcp`, '--scenario', scenario]);
+      const passed = /Passed: (\d+)\/(\d+), 0 failed/.exec(r.out);
+      if (r.code !== 0 || !passed || passed[1] !== passed[2] || passed[1] === '0') {
+        throw new Error(
+          `conformance scenario ${scenario} did not pass (exit ${r.code}):\n${r.out.slice(-3000)}`,
+        );
+      }
     }
   });
 
