@@ -1,9 +1,32 @@
 #!/usr/bin/env node
-// Runs the CLI from its TypeScript source through tsx, so no build step is needed.
+// Runs the CLI from bundles of its TypeScript (bin/bundle.js builds them from this checkout on
+// first use, and again after an edit), so a command starts without compiling it:
+//  - `kb …` from the kb commands' own bundle (bin/kb-entry.js);
+//  - the commands in FROM_SOURCE from the sources through tsx, as before: they start a long-running
+//    process (a worker, a server) or run workflow code, whose files Temporal's bundler and worker
+//    threads find beside the sources, and their start-up is small beside what they do;
+//  - every other command (and `--help`) from the CLI's bundle (bin/cli-entry.js).
+'use strict';
+
+const FROM_SOURCE = new Set(['worker', 'demo', 'api', 'mcp', 'codec-server', 'replay']);
+/** Global options that take a value (cli/main.ts): what follows them is no command. */
+const GLOBAL_WITH_VALUE = new Set(['--address', '--namespace']);
+
+/** The command a command line names: its first word that is neither an option nor an option's value. */
+function commandOf(args) {
+  for (let i = 0; i < args.length; i++) {
+    if (GLOBAL_WITH_VALUE.has(args[i])) i++;
+    else if (!args[i].startsWith('-')) return args[i];
+  }
+  return undefined;
+}
+
+const command = commandOf(process.argv.slice(2));
+// Only a leading `kb`: the kb bundle knows no global options, which the full CLI takes before it.
 if (process.argv[2] === 'kb') {
-  // `kb` commands have a lean entry that loads no Temporal code, bundled once so a search answers quickly.
   require('./kb-entry')();
+} else if (FROM_SOURCE.has(command)) {
+  require('./bundle').runFromSource('cli/main.ts');
 } else {
-  require('tsx/cjs');
-  require('../cli/main.ts');
+  require('./cli-entry')();
 }

@@ -2,8 +2,18 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import type { TemporalTarget } from '../workers/connect';
-import { decideApproval, formatApproval, listApprovals } from '../client/approval-client';
-import { withClient, withCommandClient } from '../client/traced-client';
+import type * as ApprovalClient from '../client/approval-client';
+import type * as TracedClient from '../client/traced-client';
+
+/** What the commands run, loaded when one runs: `--help` and a mistyped flag load none of it. */
+function load() {
+  /* eslint-disable @typescript-eslint/no-require-imports -- loaded on demand */
+  return {
+    ...(require('../client/approval-client') as typeof ApprovalClient),
+    ...(require('../client/traced-client') as typeof TracedClient),
+  };
+  /* eslint-enable @typescript-eslint/no-require-imports */
+}
 
 /** Largest `--args` file: edited arguments travel in one update, far below Temporal's payload limit. */
 const MAX_ARGS_FILE_BYTES = 256 * 1024;
@@ -26,6 +36,21 @@ function readArgsFile(file: string): unknown {
   }
 }
 
+/** The web UI's address from `--api-url` or the environment: an http(s) URL, or none. */
+function apiUrlOf(raw: string | undefined): string | undefined {
+  const text = raw?.trim();
+  if (!text) return undefined;
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new Error(`--api-url / DURABLE_AGENT_API_URL "${text}" is not a URL (e.g. http://127.0.0.1:8787)`);
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new Error(`--api-url / DURABLE_AGENT_API_URL must be an http or https URL, not "${text}"`);
+  return url.href;
+}
+
 /** Registers the approval commands. */
 export function registerApprovalCommands(program: Command, target: () => TemporalTarget): void {
   program
@@ -33,16 +58,29 @@ export function registerApprovalCommands(program: Command, target: () => Tempora
     .description('List tool calls waiting for approval: of one run, or of every running agent run')
     .argument('[id]', 'workflow id (default: every running agent run)')
     .option('--user <user>', 'only runs that notify inbox:<user>')
+    .option(
+      '--api-url <url>',
+      'where `durable-agent api` serves the web UI, for each run page’s address (default: $DURABLE_AGENT_API_URL)',
+    )
     .option('--json', 'JSON output')
-    .action(async (id: string | undefined, o: { user?: string; json?: boolean }) => {
+    .action(async (id: string | undefined, o: { user?: string; apiUrl?: string; json?: boolean }) => {
+      const apiUrl = apiUrlOf(o.apiUrl ?? process.env.DURABLE_AGENT_API_URL);
+      const { formatApproval, listApprovals, runPageOf, withClient } = load();
       await withClient(target(), async (client) => {
         const waiting = await listApprovals(client, {
           ...(id ? { workflowId: id } : {}),
           ...(o.user !== undefined ? { user: o.user } : {}),
         });
-        if (o.json) console.log(JSON.stringify(waiting, null, 2));
+        if (o.json)
+          console.log(
+            JSON.stringify(
+              waiting.map((a) => ({ ...a, runPage: runPageOf(a, apiUrl) })),
+              null,
+              2,
+            ),
+          );
         else if (waiting.length === 0) console.log('Nothing waits for approval.');
-        else for (const a of waiting) console.log(formatApproval(a));
+        else for (const a of waiting) console.log(formatApproval(a, apiUrl));
       });
     });
 
@@ -58,6 +96,7 @@ export function registerApprovalCommands(program: Command, target: () => Tempora
       async (id: string, toolCallId: string, o: { args?: string; reason?: string; reject?: boolean }) => {
         if (o.reject && o.args) throw new Error('--args goes with an approval, not with --reject');
         const args = o.args ? readArgsFile(o.args) : undefined;
+        const { decideApproval, withCommandClient } = load();
         await withCommandClient(target(), o.reject ? 'reject' : 'approve', async (client) => {
           const r = await decideApproval(client, id, {
             toolCallId,
@@ -80,6 +119,7 @@ export function registerApprovalCommands(program: Command, target: () => Tempora
     .requiredOption('--reason <text>', 'why (shown to the model)')
     .action(async (id: string, toolCallId: string, o: { reason: string }) => {
       if (!o.reason.trim()) throw new Error('--reason must not be empty');
+      const { decideApproval, withCommandClient } = load();
       await withCommandClient(target(), 'reject', async (client) => {
         const r = await decideApproval(client, id, { toolCallId, approve: false, reason: o.reason });
         console.log(`${r.toolCallId}: rejected`);

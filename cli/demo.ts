@@ -1,17 +1,33 @@
-import { notificationDelivery } from '../client/deliver';
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import type { AgentInput } from '../shared/agent';
-import { notificationsQuery } from '../shared/notifications/messages';
-import { loadWorkerConfig } from '../workers/config';
+import type * as NotificationMessages from '../shared/notifications/messages';
+import type * as Config from '../workers/config';
 import type { TemporalTarget } from '../workers/connect';
-import { connectClient } from '../workers/connect';
+import type * as Connect from '../workers/connect';
+import type * as DevServer from '../workers/dev-server';
 import type * as WorkerRun from '../workers/run';
-import { startDevServer } from '../workers/dev-server';
-import { parseModelSpec } from '../client/model-spec';
-import { startAgentRun } from '../client/start-run';
-import { watchRun } from '../client/watch';
+import type * as Deliver from '../client/deliver';
+import type * as ModelSpec from '../client/model-spec';
+import type * as StartRun from '../client/start-run';
+import type * as Watch from '../client/watch';
+
+/** What `demo` runs, loaded when it runs: `--help` and a mistyped flag load none of it. */
+function load() {
+  /* eslint-disable @typescript-eslint/no-require-imports -- loaded on demand */
+  return {
+    ...(require('../shared/notifications/messages') as typeof NotificationMessages),
+    ...(require('../workers/config') as typeof Config),
+    ...(require('../workers/connect') as typeof Connect),
+    ...(require('../workers/dev-server') as typeof DevServer),
+    ...(require('../client/deliver') as typeof Deliver),
+    ...(require('../client/model-spec') as typeof ModelSpec),
+    ...(require('../client/start-run') as typeof StartRun),
+    ...(require('../client/watch') as typeof Watch),
+  };
+  /* eslint-enable @typescript-eslint/no-require-imports */
+}
 
 /** The demo job of the local model: one a small model does in two steps (a tool, then the answer). */
 const LOCAL_DEMO: Pick<AgentInput, 'task' | 'tools'> = {
@@ -31,6 +47,16 @@ export function registerDemoCommand(program: Command, target: () => TemporalTarg
       ).default('scripted:demo'),
     )
     .action(async (o: { model: string }) => {
+      const {
+        connectClient,
+        loadWorkerConfig,
+        notificationDelivery,
+        notificationsQuery,
+        parseModelSpec,
+        startAgentRun,
+        startDevServer,
+        watchRun,
+      } = load();
       const model = parseModelSpec(o.model);
       const s = await startDevServer({});
       console.log(`Temporal dev server at ${s.address}${s.uiUrl ? `, Web UI ${s.uiUrl}` : ''}`);

@@ -1,22 +1,26 @@
 #!/usr/bin/env node
+// Commands load what they run when they run (a `require` in the action): registering them, and so
+// `--help` or a mistyped flag, loads no Temporal code. bin/durable-agent.js runs this file from a
+// bundle (bin/cli-entry.js).
 import { Command } from 'commander';
 import { printable } from '../shared/identifiers';
-import { loadWorkerConfig } from '../workers/config';
-import { temporalTarget } from '../workers/connect';
-import { codecKeysFromEnv } from '../workers/payload-codec';
-import { notificationDelivery } from '../client/deliver';
+import type * as Config from '../workers/config';
+import type * as Connect from '../workers/connect';
+import type { TemporalTarget } from '../workers/connect';
+import type * as DevServer from '../workers/dev-server';
+import type * as PayloadCodec from '../workers/payload-codec';
 import type * as WorkerRun from '../workers/run';
+import type * as Deliver from '../client/deliver';
+import type * as CodecServer from '../server/codec-server';
 import { registerApprovalCommands } from './approvals';
-import { startCodecServer } from '../server/codec-server';
 import { registerDebugCommands } from './debug/commands';
 import { registerDemoCommand } from './demo';
-import { devServerStatus, startDevServer, stopDevServer } from '../workers/dev-server';
 import { exitAfterParsingWhenAsked, registerKbCommands } from './kb';
 import { registerMcpCommand } from './mcp';
 import { registerNotificationCommands } from './notifications';
+import { positiveInt } from './options';
 import { registerRunCommand } from './run-command';
 import { registerRunControlCommands } from './run-control';
-import { positiveInt } from './run-input';
 
 const program = new Command();
 program
@@ -28,8 +32,11 @@ program
   )
   .option('--namespace <name>', 'Temporal namespace (default: TEMPORAL_NAMESPACE or "default")');
 
-function target() {
+/** The Temporal connection of the global options; commands call it when they connect. */
+function target(): TemporalTarget {
   const o = program.opts<{ address?: string; namespace?: string }>();
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+  const { temporalTarget } = require('../workers/connect') as typeof Connect;
   return temporalTarget({ address: o.address, namespace: o.namespace });
 }
 
@@ -47,6 +54,8 @@ type ServerOpts = { dataDir?: string; port: number; uiPort?: number; headless?: 
 
 serverOpts(server.command('start').description('Start it (idempotent); returns once it answers')).action(
   async (o: ServerOpts) => {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+    const { startDevServer } = require('../workers/dev-server') as typeof DevServer;
     const s = await startDevServer(o);
     console.log(`Temporal dev server running at ${s.address} (pid ${s.pid})`);
     if (s.uiUrl) console.log(`Web UI: ${s.uiUrl}`);
@@ -54,11 +63,15 @@ serverOpts(server.command('start').description('Start it (idempotent); returns o
   },
 );
 serverOpts(server.command('stop').description('Stop it')).action(async (o: ServerOpts) => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+  const { stopDevServer } = require('../workers/dev-server') as typeof DevServer;
   console.log(
     (await stopDevServer(o)) ? 'Temporal dev server stopped' : 'Temporal dev server was not running',
   );
 });
 serverOpts(server.command('status').description('Is it running?')).action(async (o: ServerOpts) => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+  const { devServerStatus } = require('../workers/dev-server') as typeof DevServer;
   const s = await devServerStatus(o);
   console.log(s.running ? `running at ${s.address} (pid ${s.pid}); database ${s.dbFile}` : 'not running');
   process.exitCode = s.running ? 0 : 3;
@@ -70,8 +83,11 @@ program
   .description('Run a worker: agent workflows, the model activity and every tool activity')
   .action(async () => {
     // The worker (activities, bundler) is loaded only by the commands that run one.
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+    /* eslint-disable @typescript-eslint/no-require-imports -- loaded on demand */
     const { runWorker } = require('../workers/run') as typeof WorkerRun;
+    const { loadWorkerConfig } = require('../workers/config') as typeof Config;
+    const { notificationDelivery } = require('../client/deliver') as typeof Deliver;
+    /* eslint-enable @typescript-eslint/no-require-imports */
     await runWorker({ config: loadWorkerConfig(), target: target(), deliveryFor: notificationDelivery }).done;
   });
 
@@ -95,6 +111,10 @@ program
     'http://127.0.0.1:8233,http://localhost:8233',
   )
   .action(async (o: { host: string; port: number; uiOrigin: string }) => {
+    /* eslint-disable @typescript-eslint/no-require-imports -- loaded on demand */
+    const { codecKeysFromEnv } = require('../workers/payload-codec') as typeof PayloadCodec;
+    const { startCodecServer } = require('../server/codec-server') as typeof CodecServer;
+    /* eslint-enable @typescript-eslint/no-require-imports */
     const keys = codecKeysFromEnv();
     if (!keys) throw new Error('Set DURABLE_AGENT_CODEC_KEYS (id:base64-key,…) to run the codec server');
     const token = process.env.DURABLE_AGENT_CODEC_TOKEN?.trim() || undefined;

@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import type { TemporalTarget } from '../workers/connect';
-import { loadWorkerConfig } from '../workers/config';
-import { withClient } from '../client/traced-client';
-import { DEFAULT_MCP_TOOLS } from '../server/mcp/tools';
+import { DEFAULT_MCP_TOOLS } from '../server/mcp/default-tools';
+import type * as Config from '../workers/config';
+import type * as TracedClient from '../client/traced-client';
 import type * as McpServerModule from '../server/mcp/server';
 import type * as StdioModule from '@modelcontextprotocol/sdk/server/stdio.js';
 
@@ -35,11 +35,13 @@ export function registerMcpCommand(program: Command, target: () => TemporalTarge
     )
     .action(async (o: { tools?: string[]; taskQueue?: string }) => {
       // Loaded on demand, so other commands do not pay for the MCP SDK.
-      // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+      /* eslint-disable @typescript-eslint/no-require-imports -- loaded on demand */
       const { createMcpServer } = require('../server/mcp/server') as typeof McpServerModule;
       const { StdioServerTransport } =
-        // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
         require('@modelcontextprotocol/sdk/server/stdio.js') as typeof StdioModule;
+      const { loadWorkerConfig } = require('../workers/config') as typeof Config;
+      const { withClient } = require('../client/traced-client') as typeof TracedClient;
+      /* eslint-enable @typescript-eslint/no-require-imports */
       const config = loadWorkerConfig();
       await withClient(target(), async (client) => {
         const server = createMcpServer({

@@ -5,26 +5,31 @@
  */
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { MarkReadInputSchema } from '../shared/notifications/schema';
 import type { Notification } from '../shared/notifications/schema';
 import type { NotificationHistory } from '../shared/notifications/reads';
-import { loadWorkerConfig } from '../workers/config';
 import type { TemporalTarget } from '../workers/connect';
-import { connectClient } from '../workers/connect';
 import type { NotificationFeedEvent } from '../client/notification-client';
-import {
-  followNotifications,
-  prepareNotification,
-  readNotifications,
-  requireTarget,
-  sendClearNotifications,
-  sendMarkRead,
-  sendNotification,
-} from '../client/notification-client';
+import { printable } from '../shared/identifiers';
+import type * as NotificationSchema from '../shared/notifications/schema';
+import type * as Config from '../workers/config';
+import type * as Connect from '../workers/connect';
+import type * as NotificationClient from '../client/notification-client';
+import type * as TracedClient from '../client/traced-client';
 import type * as ApiServer from '../server/api/server';
 import type * as WebAssets from '../server/web/assets';
-import { printable } from '../shared/identifiers';
-import { withClient, withCommandClient } from '../client/traced-client';
+
+/** What the commands run, loaded when one runs: `--help` and a mistyped flag load none of it. */
+function load() {
+  /* eslint-disable @typescript-eslint/no-require-imports -- loaded on demand */
+  return {
+    ...(require('../shared/notifications/schema') as typeof NotificationSchema),
+    ...(require('../workers/config') as typeof Config),
+    ...(require('../workers/connect') as typeof Connect),
+    ...(require('../client/notification-client') as typeof NotificationClient),
+    ...(require('../client/traced-client') as typeof TracedClient),
+  };
+  /* eslint-enable @typescript-eslint/no-require-imports */
+}
 
 /** Widest message column of the table; longer messages are cut with an ellipsis. */
 const MESSAGE_WIDTH = 60;
@@ -189,6 +194,7 @@ export function registerNotificationCommands(program: Command, target: () => Tem
           before?: number;
         },
       ) => {
+        const { followNotifications, readNotifications, requireTarget, withClient } = load();
         const id = requireTarget(rawTarget);
         if (o.watch && (o.limit !== undefined || o.before !== undefined)) {
           throw new Error('--watch follows the whole list: drop --limit/--before');
@@ -249,6 +255,8 @@ export function registerNotificationCommands(program: Command, target: () => Tem
     .option('--display-time <seconds>', 'seconds on screen (default 3; negative or non-numeric → 3)')
     .option('--json', 'print {"id","target"} as JSON')
     .action(async (rawTarget: string, message: string, o: NotifyOpts) => {
+      const { loadWorkerConfig, prepareNotification, requireTarget, sendNotification, withCommandClient } =
+        load();
       const id = requireTarget(rawTarget);
       // Validate before connecting: a bad signal payload would only be logged and dropped by the workflow.
       const prepared = prepareNotification({
@@ -282,6 +290,7 @@ export function registerNotificationCommands(program: Command, target: () => Tem
     .option('--ids <ids>', 'comma-separated notification ids', idList)
     .option('--all', 'every notification')
     .action(async (rawTarget: string, o: { ids?: string[]; all?: boolean }) => {
+      const { MarkReadInputSchema, requireTarget, sendMarkRead, withCommandClient } = load();
       const id = requireTarget(rawTarget);
       if ((o.ids !== undefined) === (o.all === true))
         throw new Error('Give exactly one of --ids a,b or --all');
@@ -306,6 +315,7 @@ export function registerNotificationCommands(program: Command, target: () => Tem
     .description('Remove every notification of a run or an inbox (clients resync: the guid changes)')
     .argument('<target>', 'agent run id or inbox:<user>')
     .action(async (rawTarget: string) => {
+      const { requireTarget, sendClearNotifications, withCommandClient } = load();
       const id = requireTarget(rawTarget);
       await withCommandClient(target(), 'clear-notifications', async (client) => {
         await sendClearNotifications(client, id);
@@ -319,6 +329,7 @@ export function registerNotificationCommands(program: Command, target: () => Tem
     .option('--host <address>', 'address to bind; anything but loopback needs a token', '127.0.0.1')
     .option('--port <port>', 'port (0 = any free port)', port, 8787)
     .action(async (o: { host: string; port: number }) => {
+      const { connectClient, loadWorkerConfig } = load();
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
       const { loadApiConfig, startApiServer } = require('../server/api/server') as typeof ApiServer;
       // The token comes only from the environment: a command-line flag would show in `ps` and shell history.

@@ -1,20 +1,37 @@
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import type { Client } from '@temporalio/client';
 import { RUN_ID_CHARSET, printable, runIdProblem } from '../shared/identifiers';
-import { formatAnswer } from '../shared/render-citations';
-import { TOOL_NAMES } from '../shared/tools/registry';
-import { loadWorkerConfig } from '../workers/config';
+import { TOOL_NAMES } from '../shared/tools/names';
 import type { TemporalTarget } from '../workers/connect';
-import { connectClient } from '../workers/connect';
-import { startTracing } from '../workers/observability/start-tracing';
-import { resolveRunAnswer } from '../client/answer';
-import { noWorkerMessage, workflowPollers } from '../client/pollers';
+import { positiveInt, positiveNumber, workflowIdOption } from './options';
 import type { RunOpts } from './run-input';
-import { buildInput, positiveInt, positiveNumber, workflowIdOption } from './run-input';
-import { startAgentRun } from '../client/start-run';
-import { EXIT, usageLine, watchRun } from '../client/watch';
+import type * as Citations from '../shared/render-citations';
+import type * as Config from '../workers/config';
+import type * as Connect from '../workers/connect';
+import type * as Tracing from '../workers/observability/start-tracing';
+import type * as Answer from '../client/answer';
+import type * as Pollers from '../client/pollers';
+import type * as StartRun from '../client/start-run';
+import type * as Watch from '../client/watch';
+import type * as RunInput from './run-input';
+
+/** What `run` runs, loaded when it runs: `--help` and a mistyped flag load none of it. */
+function load() {
+  /* eslint-disable @typescript-eslint/no-require-imports -- loaded on demand */
+  return {
+    ...(require('../shared/render-citations') as typeof Citations),
+    ...(require('../workers/config') as typeof Config),
+    ...(require('../workers/connect') as typeof Connect),
+    ...(require('../workers/observability/start-tracing') as typeof Tracing),
+    ...(require('../client/answer') as typeof Answer),
+    ...(require('../client/pollers') as typeof Pollers),
+    ...(require('../client/start-run') as typeof StartRun),
+    ...(require('../client/watch') as typeof Watch),
+    ...(require('./run-input') as typeof RunInput),
+  };
+  /* eslint-enable @typescript-eslint/no-require-imports */
+}
 
 /** `durable-agent run`: starts an agent run, shows its progress live and prints the final answer. */
 export function registerRunCommand(program: Command, target: () => TemporalTarget): void {
@@ -55,6 +72,20 @@ export function registerRunCommand(program: Command, target: () => TemporalTarge
         throw new Error('Give a task: durable-agent run "<task>" (or --input file.json)');
       const idProblem = o.id === undefined ? null : runIdProblem(o.id);
       if (idProblem) throw new Error(`Invalid --id: ${idProblem}`);
+      const {
+        EXIT,
+        buildInput,
+        connectClient,
+        formatAnswer,
+        loadWorkerConfig,
+        noWorkerMessage,
+        resolveRunAnswer,
+        startAgentRun,
+        startTracing,
+        usageLine,
+        watchRun,
+        workflowPollers,
+      } = load();
       const config = loadWorkerConfig();
       const modelGiven = cmd.getOptionValueSource('model') !== 'default';
       const input = await buildInput(task, o, modelGiven, config.scriptsDir);
@@ -94,7 +125,12 @@ export function registerRunCommand(program: Command, target: () => TemporalTarge
           process.exit(EXIT.detached);
         });
         if (!o.json) console.log(`Started ${workflowId}`);
-        watchingWorkers = watchForWorker(client, taskQueue, (l) => console.error(l), noWorker(taskQueue));
+        watchingWorkers = watchForWorker(
+          () => workflowPollers(client, taskQueue),
+          taskQueue,
+          (l) => console.error(l),
+          noWorker(taskQueue),
+        );
         const worker = watchingWorkers;
         const outcome = await watchRun(client, handle, (l) => {
           worker.progressed();
@@ -139,7 +175,7 @@ export function registerRunCommand(program: Command, target: () => TemporalTarge
  * run waits for a worker instead of hanging silently.
  */
 function watchForWorker(
-  client: Client,
+  workflowPollers: () => Promise<number | undefined>,
   taskQueue: string,
   print: (line: string) => void,
   message: string,
@@ -154,7 +190,7 @@ function watchForWorker(
     print(`A worker polls task queue "${taskQueue}" now; the run goes on.`);
   };
   const check = async () => {
-    const pollers = await workflowPollers(client, taskQueue);
+    const pollers = await workflowPollers();
     if (stopped) return;
     if (pollers === 0 && !warned) {
       warned = true;

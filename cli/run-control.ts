@@ -1,19 +1,36 @@
-import { counted } from '../client/watch';
-import { formatRetry, retryingActivities } from '../client/retries';
 import type { Command } from 'commander';
-import { WorkflowFailedError } from '@temporalio/client';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import type { AgentStateView } from '../shared/agent';
-import { stateQuery, userMessageSignal } from '../shared/agent';
 import { SIZE_BUDGETS, overBudgetMessage, utf8Bytes } from '../shared/temporal-limits';
 import type { RunLimitName } from '../shared/run-limits';
-import { describeRunLimit } from '../shared/run-limits';
 import { formatAnswer } from '../shared/render-citations';
 import type { TemporalTarget } from '../workers/connect';
-import { resolveRunAnswer } from '../client/answer';
-import { noWorkerMessage, workflowPollers } from '../client/pollers';
-import { RunNotFoundError, classifyTemporalError, isRunNotFound } from '../client/temporal-errors';
-import { withClient, withCommandClient } from '../client/traced-client';
+import type * as TemporalClient from '@temporalio/client';
+import type * as AgentMessages from '../shared/agent/messages';
+import type * as RunLimits from '../shared/run-limits';
+import type * as Answer from '../client/answer';
+import type * as Pollers from '../client/pollers';
+import type * as Retries from '../client/retries';
+import type * as TemporalErrors from '../client/temporal-errors';
+import type * as TracedClient from '../client/traced-client';
+import type * as Watch from '../client/watch';
+
+/** What the commands run, loaded when one runs: `--help` and a mistyped flag load none of it. */
+function load() {
+  /* eslint-disable @typescript-eslint/no-require-imports -- loaded on demand */
+  return {
+    ...(require('@temporalio/client') as Pick<typeof TemporalClient, 'WorkflowFailedError'>),
+    ...(require('../shared/agent/messages') as typeof AgentMessages),
+    ...(require('../shared/run-limits') as typeof RunLimits),
+    ...(require('../client/answer') as typeof Answer),
+    ...(require('../client/pollers') as typeof Pollers),
+    ...(require('../client/retries') as typeof Retries),
+    ...(require('../client/temporal-errors') as typeof TemporalErrors),
+    ...(require('../client/traced-client') as typeof TracedClient),
+    ...(require('../client/watch') as typeof Watch),
+  };
+  /* eslint-enable @typescript-eslint/no-require-imports */
+}
 
 /** `status`, `cancel` and `message`: read a run's state, cancel it, send it a user message. */
 export function registerRunControlCommands(program: Command, target: () => TemporalTarget): void {
@@ -26,6 +43,7 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
     fn: (h: WorkflowHandle, client: Client) => Promise<T>,
     command?: string,
   ) {
+    const { RunNotFoundError, isRunNotFound, withClient, withCommandClient } = load();
     const act = async (client: Client) => {
       try {
         return await fn(client.workflow.getHandle(id), client);
@@ -43,6 +61,7 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
     .argument('<id>', 'workflow id')
     .option('--json', 'JSON output')
     .action(async (id: string, o: { json?: boolean }) => {
+      const { counted, describeRunLimit, formatRetry, resolveRunAnswer, retryingActivities } = load();
       await withHandle(id, async (h, client) => {
         const desc = await h.describe();
         const state = await queryStateOrExplain(h, client, desc, o.json === true);
@@ -89,6 +108,7 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
     desc: WorkflowExecutionDescription,
     json: boolean,
   ): Promise<AgentStateView | null> {
+    const { classifyTemporalError, noWorkerMessage, stateQuery, workflowPollers } = load();
     const t = target();
     const running = desc.status.name === 'RUNNING';
     const pollers = running ? await workflowPollers(client, desc.taskQueue) : undefined;
@@ -121,6 +141,7 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
 
   /** Why a closed run ended, from its result. */
   async function closedReason(h: WorkflowHandle, desc: WorkflowExecutionDescription): Promise<string> {
+    const { WorkflowFailedError } = load();
     try {
       await h.result();
       return desc.status.name.toLowerCase();
@@ -171,6 +192,7 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
         id,
         async (h) => {
           await requireOpen(h, 'it takes no more messages');
+          const { userMessageSignal } = load();
           await h.signal(userMessageSignal, { text });
           console.log(`Message sent to ${id}`);
         },

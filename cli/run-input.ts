@@ -1,25 +1,10 @@
 import fs from 'node:fs';
-import { InvalidArgumentError } from 'commander';
 import type { AgentInput } from '../shared/agent';
 import { AgentInputSchema, DEFAULT_TOOLS, agentInputBudgetProblem } from '../shared/agent';
 import { formatZodIssues } from '../shared/tools/define';
 import { TOOL_NAMES } from '../shared/tools/registry';
 import { loadScriptFile, scriptTools } from '../client/model-spec';
 import { parseModelSpec } from '../client/model-spec';
-
-/** A whole number ≥ 1 from a command-line option. */
-export function positiveInt(value: string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
-  return n;
-}
-
-/** A number > 0 from a command-line option. */
-export function positiveNumber(value: string): number {
-  const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a number > 0');
-  return n;
-}
 
 /** The options of `durable-agent run`. */
 export interface RunOpts {
@@ -161,10 +146,4 @@ export async function buildInput(
   if (tooLarge) throw new Error(`Invalid run: ${tooLarge}`);
   if (script) checkScriptedRun(input as AgentInput, script);
   return input as AgentInput;
-}
-
-/** `--id`: any non-empty text (its characters are checked with the run's other input). */
-export function workflowIdOption(value: string): string {
-  if (!value.trim()) throw new InvalidArgumentError('must not be empty (leave --id out for agent-<uuid>)');
-  return value;
 }

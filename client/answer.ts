@@ -3,7 +3,8 @@
  * using the run's `citations` query. Shared by `run`, `status` and the HTTP API.
  */
 import type { Client } from '@temporalio/client';
-import { citationsQuery } from '../shared/agent';
+// The messages alone, not the input's schemas: `durable-agent status` loads no more than it uses.
+import { citationsQuery } from '../shared/agent/messages';
 import type { Citation } from '../shared/citations';
 import type { RenderedAnswer } from '../shared/render-citations';
 import { hasCitationMarks, renderCitations } from '../shared/render-citations';

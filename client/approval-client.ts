@@ -6,7 +6,8 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { ApprovalDecision, PendingApproval } from '../shared/agent';
-import { AGENT_WORKFLOW_TYPE, approveToolCallUpdate, stateQuery } from '../shared/agent';
+import { AGENT_WORKFLOW_TYPE, approveToolCallUpdate, stateQuery } from '../shared/agent/messages';
+import { runPagePath } from '../shared/approval-notice';
 
 /** Most runs `listApprovals` looks at across the namespace. */
 export const MAX_RUNS_LISTED = 200;
@@ -101,7 +102,36 @@ export async function decideApproval(
   }
 }
 
-/** One line per waiting call, for terminals. */
-export function formatApproval(a: RunApproval): string {
-  return `${a.workflowId} ${a.toolCallId}: ${a.tool} until ${a.deadline} (${a.reason})\n    ${a.summary}`;
+/**
+ * A time in the terminal's local time zone (the process's, so `TZ` is respected), with its offset:
+ * `2026-12-02 10:27:30 +05:30`. An unreadable time is returned as it is.
+ */
+export function localTime(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  const two = (n: number) => String(n).padStart(2, '0');
+  const offset = -d.getTimezoneOffset();
+  const sign = offset < 0 ? '-' : '+';
+  const abs = Math.abs(offset);
+  return (
+    `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ` +
+    `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())} ${sign}${two(Math.floor(abs / 60))}:${two(abs % 60)}`
+  );
+}
+
+/** The run page of a call: a full URL when the web UI's address is known, else its path. */
+export function runPageOf(a: RunApproval, apiUrl?: string): string {
+  const p = runPagePath(a.workflowId);
+  return apiUrl ? `${apiUrl.replace(/\/+$/, '')}${p}` : p;
+}
+
+/**
+ * A waiting call for terminals: run, call, tool and deadline (local time), then the arguments in
+ * words and the run page (`apiUrl`: where `durable-agent api` serves the web UI).
+ */
+export function formatApproval(a: RunApproval, apiUrl?: string): string {
+  return (
+    `${a.workflowId} ${a.toolCallId}: ${a.tool} until ${localTime(a.deadline)} (${a.reason})\n` +
+    `    ${a.summary}\n    run page: ${runPageOf(a, apiUrl)}`
+  );
 }

@@ -3,7 +3,7 @@ import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { SearchAttributePair } from '@temporalio/common';
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { AgentInput } from '../shared/agent';
-import { AGENT_WORKFLOW_TYPE } from '../shared/agent';
+import { AGENT_WORKFLOW_TYPE } from '../shared/agent/messages';
 import {
   AGENT_SEARCH_ATTRIBUTES,
   AgentModelKey,

@@ -1,8 +1,8 @@
 import type { Client, ClientInterceptors } from '@temporalio/client';
-import { loadWorkerConfig } from '../workers/config';
+import type * as WorkerConfig from '../workers/config';
 import type { TemporalTarget } from '../workers/connect';
 import { connectClient } from '../workers/connect';
-import { startTracing } from '../workers/observability/start-tracing';
+import type * as StartTracing from '../workers/observability/start-tracing';
 
 /** Runs `fn` with a client for `target` (with `interceptors`), closing the connection afterwards. */
 export async function withClient<T>(
@@ -29,6 +29,11 @@ export async function withCommandClient<T>(
   command: string,
   fn: (client: Client) => Promise<T>,
 ): Promise<T> {
+  // Loaded here: reading commands (`withClient`) need neither the configuration's schemas nor tracing.
+  /* eslint-disable @typescript-eslint/no-require-imports -- loaded on demand */
+  const { loadWorkerConfig } = require('../workers/config') as typeof WorkerConfig;
+  const { startTracing } = require('../workers/observability/start-tracing') as typeof StartTracing;
+  /* eslint-enable @typescript-eslint/no-require-imports */
   const tracing = startTracing(loadWorkerConfig(), command);
   try {
     return await withClient(target, fn, tracing?.clientInterceptors);

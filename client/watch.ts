@@ -3,7 +3,7 @@ import type { Client, WorkflowHandle } from '@temporalio/client';
 import { WorkflowFailedError } from '@temporalio/client';
 import { CancelledFailure, TerminatedFailure } from '@temporalio/common';
 import type { AgentEvent, AgentResult } from '../shared/agent';
-import { eventsQuery } from '../shared/agent';
+import { eventsQuery } from '../shared/agent/messages';
 
 /** How a watched run ended; the CLI's exit code follows it. */
 export interface RunOutcome {

@@ -2,6 +2,8 @@ import { MCP_PREFIX, isMcpRef, parseMcpRef } from './tools/mcp';
 import { z } from 'zod';
 import { schemaOnce } from './schema-once';
 import { TOOL_NAMES } from './tools/registry';
+import { redactedPreview } from './redact-secrets';
+import type { PreviewBounds } from './redact-secrets';
 
 /**
  * Approval policies: which tool calls wait for a person's yes. One module, used by every door that
@@ -276,8 +278,15 @@ export function sqlMayWrite(sql: string): boolean {
   return WRITE_WORDS.test(code);
 }
 
-/** A readable one-line summary of tool arguments for the person asked, e.g. `to: a@x.example; subject: "Hi"`. */
-export function summarizeArgs(args: unknown, maxChars = 600): string {
+/** How much of the arguments a summary reads: far more than it shows, bounded whatever their size. */
+const SUMMARY_PREVIEW: PreviewBounds = Object.freeze({ chars: 400, items: 30, depth: 4 });
+
+/**
+ * A readable one-line summary of tool arguments for the person asked, e.g. `to: a@x.example;
+ * subject: "Hi"`. Secrets are masked ({@link redactedPreview}): it goes into notifications.
+ */
+export function summarizeArgs(rawArgs: unknown, maxChars = 600): string {
+  const args = redactedPreview(rawArgs, SUMMARY_PREVIEW);
   const one = (v: unknown): string => {
     const s = typeof v === 'string' ? JSON.stringify(v) : (JSON.stringify(v) ?? String(v));
     return s.length > 160 ? `${s.slice(0, 157)}…` : s;

@@ -72,3 +72,52 @@ function urlPassword(url: string): string[] {
     return [userinfo, colon >= 0 ? userinfo.slice(colon + 1) : ''].filter(Boolean);
   }
 }
+
+/** Argument names whose values are secrets whatever they hold (`password`, `apiKey`, `auth_token`). */
+const SECRET_ARG_KEYS = /(password|passwd|secret|token|api[_-]?key|credentials?|authorization|cookie)$/i;
+
+/** How much of a value {@link redactedPreview} keeps. */
+export interface PreviewBounds {
+  /** Characters of one string. */
+  readonly chars: number;
+  /** Entries of one array or object. */
+  readonly items: number;
+  /** Levels of nesting. */
+  readonly depth: number;
+}
+
+/** Characters read past a cut, so a secret that straddles it is still recognised and masked. */
+const SECRET_LOOKAHEAD_CHARS = 256;
+
+/**
+ * A copy of `value` fit to be shown to people (approval notices and summaries), whatever its size:
+ * strings over `chars` are cut with `…`, arrays and objects keep their first `items` entries and
+ * say how many more there are, nesting stops at `depth`. Values under secret-sounding names become
+ * {@link SECRET_MASK}, and secrets inside strings are masked as {@link redactSecrets} does.
+ */
+export function redactedPreview(value: unknown, bounds: PreviewBounds, depth = 0): unknown {
+  if (typeof value === 'string') {
+    if (value.length <= bounds.chars) return redactSecrets(value);
+    return `${redactSecrets(value.slice(0, bounds.chars + SECRET_LOOKAHEAD_CHARS)).slice(0, bounds.chars)}…`;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= bounds.depth) return Array.isArray(value) ? '[…]' : '{…}';
+  if (Array.isArray(value)) {
+    const kept = value.slice(0, bounds.items).map((v) => redactedPreview(v, bounds, depth + 1));
+    return value.length > bounds.items ? [...kept, `… ${value.length - bounds.items} more`] : kept;
+  }
+  const out: Record<string, unknown> = {};
+  let n = 0;
+  let more = 0;
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (v === undefined) continue;
+    if (n++ >= bounds.items) {
+      more += 1;
+      continue;
+    }
+    out[k.length > bounds.chars ? `${k.slice(0, bounds.chars)}…` : k] =
+      SECRET_ARG_KEYS.test(k) && v !== null && v !== '' ? SECRET_MASK : redactedPreview(v, bounds, depth + 1);
+  }
+  if (more > 0) out['…'] = `${more} more`;
+  return out;
+}

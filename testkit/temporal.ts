@@ -95,5 +95,5 @@ export function tempDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `${prefix}-`));
 }
 
-/** Node + tsx command line that runs the CLI from source. */
+/** Node command line of the CLI (bin/durable-agent.js: its bundles, or tsx for the commands run from source). */
 export const CLI = [process.execPath, path.join(PROJECT_ROOT, 'bin', 'durable-agent.js')];

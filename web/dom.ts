@@ -43,6 +43,16 @@ export function timeEl(iso: string): HTMLTimeElement {
   return h('time', { datetime: iso, title: d.toLocaleString() }, d.toLocaleString());
 }
 
+/** Shows every `<time datetime>` under `root` in local time (producers write them in UTC). */
+export function localizeTimes(root: ParentNode): void {
+  for (const t of root.querySelectorAll('time[datetime]')) {
+    const d = new Date(t.getAttribute('datetime') ?? '');
+    if (Number.isNaN(d.getTime())) continue;
+    t.setAttribute('title', d.toLocaleString());
+    t.textContent = d.toLocaleString();
+  }
+}
+
 /** Pretty JSON for people. */
 export function json(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? 'undefined';

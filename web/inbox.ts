@@ -4,7 +4,8 @@
  * dropped connection it reconnects with `since`/`guid`, so it catches up on what it missed (a
  * continue-as-new changes nothing it can see; a clear arrives as a reset).
  */
-import { appRoot, h, timeEl } from './dom';
+import { noticeLinks, noticeMessage, readApprovalNotice } from './approval-notice';
+import { appRoot, h, localizeTimes, timeEl } from './dom';
 import { api } from './http';
 import { createRunFilter } from './run-filter';
 import { sanitizedFragment } from './sanitize';
@@ -102,6 +103,7 @@ export function startInbox(user: string | undefined): void {
 
   function itemEl(n: Notification, wasOpen: boolean): HTMLLIElement {
     const high = n.priority >= NotificationPriority.HIGH;
+    const notice = readApprovalNotice(n);
     return h(
       'li',
       {
@@ -123,7 +125,8 @@ export function startInbox(user: string | undefined): void {
           timeEl(n.timestamp),
         ),
         n.title ? h('h2', { class: 'title' }, n.title) : null,
-        h('p', { class: 'message' }, n.message),
+        h('p', { class: 'message' }, ...noticeMessage(n.message, notice)),
+        notice ? noticeLinks(notice) : null,
         n.detail
           ? (() => {
               const details = h(
@@ -132,7 +135,9 @@ export function startInbox(user: string | undefined): void {
                 h('summary', {}, 'Details'),
                 h('div', { class: 'detail' }),
               );
-              details.querySelector('.detail')?.append(sanitizedFragment(n.detail));
+              const detail = sanitizedFragment(n.detail);
+              localizeTimes(detail);
+              details.querySelector('.detail')?.append(detail);
               return details;
             })()
           : null,

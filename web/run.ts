@@ -6,7 +6,14 @@
 import { approvalCard } from './approval-card';
 import { append, appRoot, h, json, timeEl } from './dom';
 import { ApiError, api } from './http';
-import type { AgentEvent, PendingApproval, RunAnswer, RunDetail, TranscriptPage } from './types';
+import type {
+  AgentEvent,
+  PendingApproval,
+  RunAnswer,
+  RunDetail,
+  TranscriptEntry,
+  TranscriptPage,
+} from './types';
 
 const POLL_MS = 1_000;
 
@@ -18,6 +25,23 @@ function safeHref(url: string): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * Who speaks in a transcript entry; a tool result names its tool and call, so two results of one
+ * tool are told apart (and matched to the call that asked for them).
+ */
+function roleEl(t: TranscriptEntry): HTMLElement {
+  if (t.role !== 'tool') return h('div', { class: 'role' }, t.role);
+  return h(
+    'div',
+    { class: 'role' },
+    'tool result',
+    t.name ? ': ' : null,
+    t.name ? h('span', { class: 'tool-name' }, t.name) : null,
+    t.toolCallId ? ' ' : null,
+    t.toolCallId ? h('code', { class: 'call-id' }, t.toolCallId) : null,
+  );
 }
 
 /** The answer came without its sources (the run's citations could not be read yet). */
@@ -150,11 +174,7 @@ export function startRun(runId: string): void {
         h(
           'li',
           { class: `msg role-${t.role}${t.isError ? ' is-error' : ''}` },
-          h(
-            'div',
-            { class: 'role' },
-            t.role === 'tool' ? `tool result${t.name ? `: ${t.name}` : ''}` : t.role,
-          ),
+          roleEl(t),
           t.text ? h('pre', { class: 'text' }, t.text) : null,
           t.fullBytes ? h('p', { class: 'muted' }, `(a preview of ${t.fullBytes} bytes)`) : null,
           ...(t.toolCalls ?? []).map((call) =>
@@ -179,7 +199,8 @@ export function startRun(runId: string): void {
       answerEl.replaceChildren(h('p', { class: 'muted' }, 'No answer yet.'));
       return;
     }
-    answerEl.replaceChildren(h('pre', { class: 'answer-text' }, a.text ?? a.answer));
+    // The sources are listed once, as links, under the text (not also as text inside it).
+    answerEl.replaceChildren(h('pre', { class: 'answer-text' }, a.body ?? a.answer));
     append(
       answerEl,
       a.citations.length

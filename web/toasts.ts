@@ -3,6 +3,7 @@
  * time, except HIGH priority ones, which stay until dismissed. A progress notification updated
  * again replaces its own toast. The container is an aria-live region; HIGH ones are alerts.
  */
+import { noticeLinks, noticeMessage, readApprovalNotice } from './approval-notice';
 import { h } from './dom';
 import type { Notification } from './types';
 import { NotificationPriority } from './types';
@@ -38,6 +39,7 @@ function dismiss(id: string): void {
 /** Shows (or replaces) the toast of `n`. */
 export function showToast(n: Notification): void {
   const high = n.priority >= NotificationPriority.HIGH;
+  const notice = readApprovalNotice(n);
   const toast = h(
     'div',
     {
@@ -51,7 +53,8 @@ export function showToast(n: Notification): void {
       { class: 'toast-text' },
       h('span', { class: 'sr-only' }, `${n.type}${high ? ', high priority' : ''}: `),
       n.title ? h('strong', {}, n.title) : null,
-      h('span', { class: 'toast-message' }, n.message),
+      h('span', { class: 'toast-message' }, ...noticeMessage(n.message, notice)),
+      notice ? noticeLinks(notice) : null,
     ),
     h(
       'button',

@@ -52,6 +52,8 @@ export interface RunDetail {
 export interface RunAnswer {
   status: string;
   answer: string | null;
+  /** The answer with its marks numbered, without the sources (`citations` lists them). */
+  body: string | null;
   text: string | null;
   citations: ResolvedCitation[];
   /** Set when the run's sources could not be read (no worker answered in time): `text` lacks them. */

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
@@ -16,6 +17,13 @@ import { PriceTableSchema } from '../shared/run-limits';
 import { parseContentStoreSetting } from '../activities/content/config';
 import type { CodecKeys } from './payload-codec';
 import { parseCodecKeys } from './payload-codec';
+import { ConfigError } from './config-error';
+
+/**
+ * Where the Prometheus endpoint binds unless configured: loopback, on the port OpenTelemetry's
+ * Prometheus exporter uses by default.
+ */
+export const DEFAULT_METRICS_ADDRESS = '127.0.0.1:9464';
 
 /** Environment variables the worker reads, with what each sets. The README's table mirrors this. */
 export const WORKER_ENV = {
@@ -38,11 +46,26 @@ export const WORKER_ENV = {
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'OTLP/HTTP traces URL, e.g. http://127.0.0.1:4318/v1/traces',
   OTEL_EXPORTER_OTLP_ENDPOINT: 'OTLP/HTTP base URL; `/v1/traces` is appended',
   OTEL_SERVICE_NAME: 'service.name on every span (default durable-agent-worker)',
+  DURABLE_AGENT_METRICS:
+    "Prometheus metrics: off (default) | prometheus (the SDK's worker metrics and the agent's, at /metrics)",
+  DURABLE_AGENT_METRICS_ADDRESS: `IP address and port the metrics endpoint binds (default ${DEFAULT_METRICS_ADDRESS})`,
   DURABLE_AGENT_CONTENT_STORE:
     'Where large tool results and conversations are kept: a folder (default .data/content) or a postgres:// URL',
   DURABLE_AGENT_WORKFLOW_BUNDLE:
     'A prebuilt workflow bundle (a .js file of bundleWorkflowCode) to load instead of bundling workflows/ at start; not with tracing on',
 } as const;
+
+/**
+ * Whether a metrics bind address is `<ip>:<port>`: Temporal's exporter takes an IP address (IPv6
+ * in brackets), not a host name.
+ */
+function isBindAddress(value: string): boolean {
+  const m = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(value);
+  if (!m) return false;
+  const host = m[1] ?? m[2] ?? '';
+  const family = net.isIP(host);
+  return (m[1] ? family === 6 : family === 4) && Number(m[3]) <= 65535;
+}
 
 const optionalString = z
   .string()
@@ -81,9 +104,27 @@ const EnvSchema = z.object({
     .optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: z.url({ message: 'must be a URL such as http://127.0.0.1:4318' }).optional(),
   OTEL_SERVICE_NAME: z.string().trim().min(1).default('durable-agent-worker'),
+  DURABLE_AGENT_METRICS: z
+    .enum(['off', 'prometheus'], { message: 'must be off or prometheus' })
+    .default('off'),
+  DURABLE_AGENT_METRICS_ADDRESS: z
+    .string()
+    .trim()
+    .refine(isBindAddress, {
+      message:
+        'must be <ip>:<port>, e.g. 127.0.0.1:9464, 0.0.0.0:9464 or [::1]:9464 (an IP address, not a host name)',
+    })
+    .default(DEFAULT_METRICS_ADDRESS),
   DURABLE_AGENT_CONTENT_STORE: z.string().trim().optional(),
   DURABLE_AGENT_WORKFLOW_BUNDLE: optionalString,
 });
+
+/** The worker's metrics settings (see WORKER_ENV). */
+export interface MetricsConfig {
+  exporter: 'off' | 'prometheus';
+  /** `<ip>:<port>` the Prometheus endpoint binds (it serves `/metrics`). */
+  address: string;
+}
 
 /** The worker's tracing settings (see WORKER_ENV). */
 export interface TracingConfig {
@@ -119,6 +160,7 @@ export interface WorkerConfig extends ActivitiesConfig {
   logFormat: 'text' | 'json';
   maxConcurrentActivities: number;
   tracing: TracingConfig;
+  metrics: MetricsConfig;
   /** Where content kept by reference lives (see activities/content). */
   contentStore: ContentStoreConfig;
   /** Payload encryption keys (DURABLE_AGENT_CODEC_KEYS); undefined = payloads in clear. */
@@ -191,10 +233,7 @@ function loadConfigFile(file: string | undefined, env: NodeJS.ProcessEnv): z.out
   return parsed.data;
 }
 
-/** A configuration problem, naming the variable to fix. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
+export { ConfigError };
 
 /** Parses the worker configuration from the environment; fails fast naming each bad variable. */
 export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
@@ -250,6 +289,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
           : undefined),
       serviceName: e.OTEL_SERVICE_NAME,
     },
+    metrics: { exporter: e.DURABLE_AGENT_METRICS, address: e.DURABLE_AGENT_METRICS_ADDRESS },
     models: {
       openai: {
         apiKey: e.OPENAI_API_KEY,

@@ -4,16 +4,36 @@ import { closeMcpConnections } from '../activities/mcp';
 import { closeSqlConnections } from '../activities/sql';
 import { checkConnectionRoles } from '../activities/sql/startup-check';
 import type { Client } from '@temporalio/client';
+import { Runtime } from '@temporalio/worker';
 import type { NotificationDelivery } from '../shared/notifications/delivery';
 import type { WorkerConfig } from './config';
 import { ConfigError } from './config';
 import type { TemporalTarget } from './connect';
 import { connectClient, connectWorker } from './connect';
-import { installLogging } from './observability/logging';
+import { watchRunsWaitingForApproval } from './observability/approvals-gauge';
+import { AgentMetrics } from './observability/metrics';
+import { installRuntime, servesMetrics } from './observability/runtime';
 import { startTracing } from './observability/start-tracing';
 import { createAgentWorker } from './worker';
 
-export { installLogging } from './observability/logging';
+export { installLogging } from './observability/runtime';
+
+/**
+ * The agent's metrics when this process serves them; a configuration that asks for metrics the
+ * runtime was installed without (by the caller, before this worker) gets a warning instead.
+ */
+function metricsOf(config: WorkerConfig, namespace: string): AgentMetrics | undefined {
+  if (config.metrics.exporter === 'off') return undefined;
+  if (!servesMetrics()) {
+    console.error(
+      'warning: DURABLE_AGENT_METRICS is set but metrics are not served: the Temporal runtime of this process was installed without them',
+    );
+    return undefined;
+  }
+  return new AgentMetrics(
+    Runtime.instance().metricMeter.withTags({ namespace, taskQueue: config.taskQueue }),
+  );
+}
 
 /** A started worker: `done` settles when it has shut down; `stop` asks it to, and waits. */
 export interface RunningWorker {
@@ -32,7 +52,13 @@ export function runWorker(opts: {
   deliveryFor: (client: Client, taskQueue: string) => NotificationDelivery;
   installSignalHandlers?: boolean;
 }): RunningWorker {
-  if (opts.installSignalHandlers !== false) installLogging(opts.config.logLevel, opts.config.logFormat);
+  if (opts.installSignalHandlers !== false) {
+    installRuntime({
+      logLevel: opts.config.logLevel,
+      logFormat: opts.config.logFormat,
+      metrics: opts.config.metrics,
+    });
+  }
   let stopRequested = false;
   let shutdown: (() => void) | undefined;
   const done = (async () => {
@@ -48,6 +74,15 @@ export function runWorker(opts: {
     const tracing = startTracing(opts.config);
     // The worker's own client (notification updates) carries the trace on, too.
     const client = await connectClient(opts.target, tracing?.clientInterceptors);
+    const metrics = metricsOf(opts.config, opts.target.namespace);
+    const stopGauge = metrics
+      ? watchRunsWaitingForApproval({
+          client,
+          taskQueue: opts.config.taskQueue,
+          metrics,
+          logger: Runtime.instance().logger,
+        })
+      : undefined;
     try {
       const worker = await createAgentWorker({
         connection,
@@ -55,6 +90,7 @@ export function runWorker(opts: {
         config: opts.config,
         deliver: opts.deliveryFor(client, opts.config.taskQueue),
         tracing,
+        metrics,
         // A prebuilt bundle lacks tracing's workflow modules and the encoding failure converter, so
         // with tracing or payload encryption on, workflows/ is bundled here.
         ...(opts.config.workflowBundle && !tracing && !opts.config.codecKeys
@@ -77,9 +113,11 @@ export function runWorker(opts: {
                 : (t.endpoint ?? 'http://localhost:4318/v1/traces')),
           );
         }
+        if (metrics) console.error(`Metrics on: http://${opts.config.metrics.address}/metrics (Prometheus)`);
       }
       await worker.run();
     } finally {
+      stopGauge?.();
       closeEmailConnections();
       await closeMcpConnections();
       await closeSqlConnections();

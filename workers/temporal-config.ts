@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { ClientConnectConfig } from '@temporalio/envconfig';
 import { loadClientConfig, loadClientConnectConfig } from '@temporalio/envconfig';
-import { ConfigError } from './config';
+import { ConfigError } from './config-error';
 
 /**
  * Where Temporal's tools look for their TOML file when TEMPORAL_CONFIG_FILE is unset: the user

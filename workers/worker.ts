@@ -6,6 +6,9 @@ import { contentStoreFor } from '../activities/content/config';
 import type { ContentStore } from '../activities/content/store';
 import type { WorkerConfig } from './config';
 import { ActivityOutcomeLogger } from './observability/interceptors';
+import { MeteredContentStore } from './observability/metered-store';
+import type { AgentMetrics } from './observability/metrics';
+import { AgentMetricsInterceptor } from './observability/metrics-interceptor';
 import { PrivateValuesInterceptor } from './observability/private-values';
 import { ErrorSanitizer } from './observability/sanitize-errors';
 import { AesGcmCodec } from './payload-codec';
@@ -36,6 +39,8 @@ export interface AgentWorkerOptions {
    * workflowModules (bundleWorkflowCode's workflowInterceptorModules) for workflow spans.
    */
   tracing?: Tracing;
+  /** The agent's metrics to record (see AgentMetrics); none are recorded worker-side without. */
+  metrics?: AgentMetrics;
 }
 
 /** Worker options that trade memory and CPU for throughput. */
@@ -98,10 +103,12 @@ export const WORKFLOW_BUNDLE_FLAVOUR = `${WORKFLOW_JS_TARGET}-schemas-shared`;
 
 /** Creates the agent worker: agent workflows plus the model activity and one activity per tool. */
 export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worker> {
+  const { metrics } = opts;
+  const store = opts.store ?? contentStoreFor(opts.config.contentStore);
   const activities = {
     ...createActivities({
       config: opts.config,
-      store: opts.store ?? contentStoreFor(opts.config.contentStore),
+      store: metrics ? new MeteredContentStore(store, metrics) : store,
       providers: opts.providers,
       deliver: opts.deliver,
     }),
@@ -136,6 +143,9 @@ export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worke
         () => ({ inbound: new PrivateValuesInterceptor() }),
         ...(opts.tracing ? opts.tracing.activityInterceptors.slice(0, 1) : []),
         () => ({ inbound: new ActivityOutcomeLogger() }),
+        ...(metrics
+          ? [() => ({ inbound: new AgentMetricsInterceptor(metrics, opts.config.runDefaults.prices) })]
+          : []),
         ...(opts.tracing ? opts.tracing.activityInterceptors.slice(1) : []),
       ],
       ...(opts.tracing && !opts.workflowBundle ? { workflowModules: opts.tracing.workflowModules } : {}),

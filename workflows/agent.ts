@@ -1,5 +1,7 @@
 import {
   ApplicationFailure,
+  ContinueAsNew,
+  TemporalFailure,
   allHandlersFinished,
   condition,
   continueAsNew,
@@ -52,6 +54,7 @@ import { isMcpRef } from '../shared/tools/mcp';
 import { ToolRunner } from './agent/tools';
 import { UserMessages } from './agent/user-messages';
 import { NotificationBox } from './notifications';
+import { RunMetrics } from './metrics';
 import { NotificationPriority } from '../shared/notifications/schema';
 
 /**
@@ -72,6 +75,13 @@ export const LOCAL_ACTIVITIES_PATCH = 'local-activities';
  * before added them to their state directly; only runs that raise one check the patch.
  */
 export const ONE_NOTIFICATION_ROUTE_PATCH = 'one-notification-route';
+
+/**
+ * Marks runs whose continue-as-new leaves the closing execution as it was: runs recorded before
+ * took the continue-as-new for a failure on its way out (status "failed", an error event, and
+ * `AgentStatus=failed` in visibility on every execution a long run continued from).
+ */
+export const CONTINUE_AS_NEW_NOT_FAILED_PATCH = 'continue-as-new-not-failed';
 
 function invalidInput(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: 'InvalidAgentInput', message, nonRetryable: true });
@@ -123,6 +133,7 @@ class AgentRun {
   private untrusted: string | null;
   private readonly runLimits: RunLimitEnforcer;
   private readonly attributes = new SearchAttributePublisher();
+  private readonly metrics = new RunMetrics();
   /** Which steps run as local activities ('never' for runs recorded before LOCAL_ACTIVITIES_PATCH). */
   private readonly localActivities: ParsedAgentInput['policy']['localActivities'];
   /** The built-in tools the model is offered: the run's tools less its `mcp:` references (the same list when it has none). */
@@ -144,6 +155,7 @@ class AgentRun {
     this.lastError = carried?.lastError ?? null;
     this.toolCallSeq = carried?.toolCallSeq ?? 0;
     this.stepsAtStart = this.step;
+    if (!carried) this.metrics.started();
     this.notifications = new NotificationBox(carried?.notifications);
     this.citations = new RunCitations(carried?.citations);
     this.policies = patched(POLICIES_PATCH);
@@ -179,6 +191,7 @@ class AgentRun {
         this.lastError = message;
       },
       approvalsChanged: () => this.approvalsChanged(),
+      metrics: this.metrics,
       raise: (n) => this.raise(n),
       cite: (def, args, result) => this.citations.cite(def, args, result),
       historyOverBudget: () => historyOverBudget(),
@@ -239,13 +252,18 @@ class AgentRun {
         }
       }
     } catch (err) {
+      // Continuing as new ends this execution, not the run: the next execution carries it on.
+      if (err instanceof ContinueAsNew && patched(CONTINUE_AS_NEW_NOT_FAILED_PATCH)) throw err;
       if (isCancellation(err)) {
         this.status = 'cancelled';
         this.stopReason = 'cancelled';
         this.emit({ kind: 'stopped', text: 'cancelled' });
         this.publishSearchAttributes();
+        this.metrics.finished('cancelled', 'cancelled');
         throw err;
       }
+      // Only a Temporal failure fails the run; anything else (continue-as-new of old runs) does not end it.
+      if (err instanceof TemporalFailure) this.metrics.finished('failed');
       this.status = 'failed';
       this.lastError = err instanceof Error ? err.message : String(err);
       this.emit({ kind: 'error', text: this.lastError, isError: true });
@@ -254,16 +272,22 @@ class AgentRun {
     }
   }
 
-  /** Runs the turn's calls; when all finished, their results join the conversation in call order. */
+  /**
+   * Runs the turn's calls; when all finished, their results join the conversation in call order,
+   * then what the model is told about them apart from their results (edited arguments).
+   */
   private async finishTurn(turn: CarriedTurn): Promise<boolean> {
     if (!(await this.tools.runTurn(turn))) return false;
     for (const c of turn.calls) if (c.result) this.conversation.add(c.result);
+    const notes = turn.calls.flatMap((c) => (c.note ? [c.note] : []));
+    if (notes.length) this.conversation.add({ role: 'user', content: notes.join('\n') });
     return true;
   }
 
   private async continueAsNew(rawInput: AgentInput, turn?: CarriedTurn): Promise<never> {
     await condition(allHandlersFinished);
     this.continuations += 1;
+    this.metrics.continuedAsNew();
     this.emit({
       kind: 'continued_as_new',
       text: `continuation ${this.continuations}${turn ? ` (mid-turn at step ${turn.step}: history ${formatBytes(workflowInfo().historySize)})` : ''}`,
@@ -335,6 +359,7 @@ class AgentRun {
       throw modelCallFailure(err, this.step);
     }
     this.conversation.sent(out);
+    this.metrics.step();
     this.usage = { ...this.usage, ...addUsage(this.usage, out.usage), modelCalls: this.usage.modelCalls + 1 };
     if (this.policies) this.runLimits.addCost(out, this.defaults);
     // A summary turn runs no tools, whatever the model asked for.
@@ -392,6 +417,7 @@ class AgentRun {
     this.answer = answer;
     this.stopReason = reason;
     this.status = reason === 'final_answer' ? 'completed' : 'stopped';
+    this.metrics.finished(this.status, reason);
     this.emit(
       reason === 'final_answer'
         ? { kind: 'final_answer', text: answer ?? '' }

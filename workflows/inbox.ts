@@ -9,6 +9,8 @@ import { SIZE_BUDGETS } from '../shared/temporal-limits';
 import { NotificationStateSchema } from '../shared/notifications/state';
 import type { NotificationState } from '../shared/notifications/state';
 import { NotificationBox } from './notifications';
+import { unreadCount } from '../shared/notifications/reads';
+import { InboxMetrics } from './metrics';
 
 /** Input of a user's inbox workflow (id `inbox:<user>`). */
 export interface InboxInput {
@@ -62,10 +64,12 @@ export async function inboxWorkflow(input: InboxInput = {}): Promise<never> {
   }
   const carried = parsed?.data;
   let box: NotificationBox;
+  const metrics = new InboxMetrics();
   try {
     box = new NotificationBox(carried, {
       ...(input.maxNotifications !== undefined ? { max: input.maxNotifications } : {}),
       ...(input.maxBytes !== undefined ? { maxBytes: input.maxBytes } : {}),
+      onChange: (state) => metrics.changed(state.notifications.length, unreadCount(state)),
     });
   } catch (err) {
     // A plain error would retry the workflow task forever; bad input fails the run, saying why.

@@ -23,10 +23,12 @@ import { add, clear, createNotificationState, currentUpdate, markRead } from '..
 import { page, since, unreadCount } from '../shared/notifications/reads';
 import { NotificationSizes } from '../shared/notifications/sizes';
 
-/** Options of a {@link NotificationBox}'s new state (ignored when a state is carried over). */
+/** Options of a {@link NotificationBox}: its new state's capacity (ignored when a state is carried over). */
 export interface NotificationBoxOptions {
   max?: number;
   maxBytes?: number;
+  /** Called after each change of the state (an inbox records its size). */
+  onChange?: (state: NotificationState) => void;
 }
 
 /**
@@ -76,8 +78,10 @@ export class NotificationBox {
   /** `notify` signals dropped unread because this run's signal budget was used up. */
   droppedSignals = 0;
   private readonly sizes = new NotificationSizes();
+  private readonly onChange: ((state: NotificationState) => void) | undefined;
 
   constructor(carried?: NotificationState, options: NotificationBoxOptions = {}) {
+    this.onChange = options.onChange;
     this.state =
       carried ??
       createNotificationState({
@@ -144,7 +148,7 @@ export class NotificationBox {
       newId: uuid4,
       sizes: this.sizes,
     });
-    this.state = result.state;
+    this.changed(result.state);
     return {
       id: result.notification.id,
       no: result.notification.no,
@@ -156,9 +160,14 @@ export class NotificationBox {
     };
   }
 
+  private changed(state: NotificationState): void {
+    this.state = state;
+    this.onChange?.(state);
+  }
+
   private markRead(input: MarkReadInput): string[] {
     const result = markRead(this.state, input);
-    this.state = result.state;
+    this.changed(result.state);
     return result.marked;
   }
 
@@ -227,14 +236,14 @@ export class NotificationBox {
     );
     setHandler(clearNotificationsSignal, () => {
       this.handled += 1;
-      this.state = clear(this.state, { newId: uuid4 });
+      this.changed(clear(this.state, { newId: uuid4 }));
     });
     setHandler(
       clearNotificationsUpdate,
       () => {
         this.handled += 1;
         const removed = this.state.notifications.length;
-        this.state = clear(this.state, { newId: uuid4 });
+        this.changed(clear(this.state, { newId: uuid4 }));
         return { guid: this.state.guid, removed };
       },
       {

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { ContentRef } from '../../shared/content';
 import type { ContentStore } from './store';
 import { ContentMissingError, assertContentRef, decodeContent, encodeContent } from './store';
@@ -19,7 +19,10 @@ export class PostgresContentStore implements ContentStore {
     url: string,
     readonly where = `PostgreSQL table ${CONTENT_TABLE}`,
   ) {
-    this.pool = new pg.Pool({ connectionString: url, max: 4 });
+    // Loaded when a store opens: commands that only read the content-store setting need no driver.
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
+    const { Pool } = require('pg') as typeof pg;
+    this.pool = new Pool({ connectionString: url, max: 4 });
     // An idle client's error (server restart) must not crash the worker; the next query reconnects.
     this.pool.on('error', () => undefined);
   }

@@ -1,29 +1,53 @@
-import { RunNotFoundError } from '../../client/temporal-errors';
 import fs from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
+import type * as Agent from '../../shared/agent';
+import { runIdProblem } from '../../shared/identifiers';
+import type * as Config from '../../workers/config';
 import type { TemporalTarget } from '../../workers/connect';
-import { connectClient } from '../../workers/connect';
-import { startTracing } from '../../workers/observability/start-tracing';
-import { loadWorkerConfig } from '../../workers/config';
-import { AGENT_WORKFLOW_TYPE } from '../../shared/agent';
-import { parseModelSpec } from '../../client/model-spec';
-import { watchRun } from '../../client/watch';
+import type * as Connect from '../../workers/connect';
+import type * as Tracing from '../../workers/observability/start-tracing';
+import type * as ModelSpec from '../../client/model-spec';
+import type * as StartRun from '../../client/start-run';
+import type * as TemporalErrors from '../../client/temporal-errors';
+import type * as Watch from '../../client/watch';
+import type * as Citations from '../../client/debug/citations';
+import type * as Content from '../../client/debug/content';
+import type * as Fork from '../../client/debug/fork';
 import type { History } from '../../client/debug/history';
-import { fetchRunHistory, historyJson, readHistoryFile } from '../../client/debug/history';
-import { citationsFromHistory } from '../../client/debug/citations';
-import { planFork } from '../../client/debug/fork';
-import type { TranscriptFormat } from './render';
-import { renderTimeline } from './render';
-import { buildTimeline } from '../../client/debug/timeline';
-import { bundleFileOf, collectContent, readBundle, resolveTimeline } from '../../client/debug/content';
-import { closeContentStores, contentStoreFor } from '../../client/debug/content';
+import type * as HistoryModule from '../../client/debug/history';
+import type * as Timeline from '../../client/debug/timeline';
 import type * as TemporalWorker from '@temporalio/worker';
 import type * as Replay from '../../client/debug/replay';
 import type * as ReplayAll from '../../client/debug/replay-all';
-import { runIdProblem } from '../../shared/identifiers';
-import { startAgentRun } from '../../client/start-run';
+import type * as Render from './render';
+import type { TranscriptFormat } from './render';
+
+/**
+ * What the commands run but replay's worker code, loaded when one runs: `--help` and a mistyped
+ * flag load none of it.
+ */
+function load() {
+  /* eslint-disable @typescript-eslint/no-require-imports -- loaded on demand */
+  return {
+    ...(require('../../shared/agent') as typeof Agent),
+    ...(require('../../workers/config') as typeof Config),
+    ...(require('../../workers/connect') as typeof Connect),
+    ...(require('../../workers/observability/start-tracing') as typeof Tracing),
+    ...(require('../../client/model-spec') as typeof ModelSpec),
+    ...(require('../../client/start-run') as typeof StartRun),
+    ...(require('../../client/temporal-errors') as typeof TemporalErrors),
+    ...(require('../../client/watch') as typeof Watch),
+    ...(require('../../client/debug/citations') as typeof Citations),
+    ...(require('../../client/debug/content') as typeof Content),
+    ...(require('../../client/debug/fork') as typeof Fork),
+    ...(require('../../client/debug/history') as typeof HistoryModule),
+    ...(require('../../client/debug/timeline') as typeof Timeline),
+    ...(require('./render') as typeof Render),
+  };
+  /* eslint-enable @typescript-eslint/no-require-imports */
+}
 
 /** Loads a history from `--file` or from the server by workflow id. */
 async function loadHistory(
@@ -31,6 +55,7 @@ async function loadHistory(
   id: string | undefined,
   o: { file?: string; runId?: string },
 ): Promise<{ history: History; workflowId: string }> {
+  const { RunNotFoundError, connectClient, fetchRunHistory, readHistoryFile } = load();
   if (o.file) return { history: readHistoryFile(o.file), workflowId: id ?? 'replayed' };
   if (!id) throw new Error('Give a workflow id or --file <history.json>');
   const client = await connectClient(target());
@@ -113,6 +138,7 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
           process.exitCode = outcome.ok ? 0 : 1;
           return;
         }
+        const { AGENT_WORKFLOW_TYPE, connectClient } = load();
         const client = await connectClient(target());
         try {
           const { formatThroughput, replayAll } = loadReplayAll();
@@ -154,6 +180,14 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
     .action(async (id: string, o: { runId?: string; output?: string; withContent?: boolean }) => {
       if (o.withContent && !o.output)
         throw new Error('--with-content needs -o <file> (the bundle goes next to it)');
+      const {
+        bundleFileOf,
+        closeContentStores,
+        collectContent,
+        contentStoreFor,
+        historyJson,
+        loadWorkerConfig,
+      } = load();
       const { history } = await loadHistory(target, id, o);
       const json = historyJson(history);
       if (o.output) {
@@ -194,6 +228,16 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
           throw new Error('--format must be text, markdown or json');
         const width = Number(o.width);
         if (!Number.isInteger(width) || width < 20) throw new Error('--width must be a whole number ≥ 20');
+        const {
+          buildTimeline,
+          citationsFromHistory,
+          closeContentStores,
+          contentStoreFor,
+          loadWorkerConfig,
+          readBundle,
+          renderTimeline,
+          resolveTimeline,
+        } = load();
         const { history } = await loadHistory(target, id, o);
         // Content kept by reference is read from the bundle next to --file, else the configured store.
         const store =
@@ -238,6 +282,15 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
         },
       ) => {
         const system = o.promptFile ? fs.readFileSync(o.promptFile, 'utf8') : undefined;
+        const {
+          connectClient,
+          loadWorkerConfig,
+          parseModelSpec,
+          planFork,
+          startAgentRun,
+          startTracing,
+          watchRun,
+        } = load();
         const model = o.model ? parseModelSpec(o.model) : undefined;
         const { history } = await loadHistory(target, id, o);
         const plan = planFork(history, o.fromStep, {

@@ -99,10 +99,13 @@ function lines(e: TimelineEntry, limit: number, citations?: readonly Citation[])
       return [`${time} signal ${e.name} ${clip(e.payload, limit)}`];
     case 'update':
       return [`${time} update ${e.name} ${clip(e.payload, limit)} → ${clip(e.outcome, limit)}`];
-    case 'timer':
-      return [
-        `${time} timer ${e.fired ? `fired after ${ms(e.durationMs)}` : e.durationMs === null ? 'started' : `cancelled after ${ms(e.durationMs)}`}`,
-      ];
+    case 'timer': {
+      const what = clip(e.purpose ?? 'timer', limit);
+      if (e.fired) return [`${time} ${what} fired after ${ms(e.durationMs)}`];
+      if (e.durationMs === null) return [`${time} ${what} started`];
+      const by = e.cancelledBy ? `: ${clip(e.cancelledBy, limit)}` : '';
+      return [`${time} ${what} cancelled after ${ms(e.durationMs)}${by}`];
+    }
     case 'end': {
       const out = [`${time} ${e.status.replace(/_/g, ' ')}`];
       if (e.stopReason) out.push(`stop reason: ${e.stopReason}`);

@@ -27,6 +27,11 @@ export type TimelineEntry =
       model?: string;
       tools?: string[];
       maxSteps?: number;
+      /**
+       * The step this run goes on with, when it did not start from the beginning (a continued run,
+       * a fork): its first model turn's, or, for a run continued mid-turn, the step whose tool calls
+       * it finishes first.
+       */
       resumedAtStep?: number;
       forkedFrom?: ForkOrigin;
       continuedFromRunId?: string;
@@ -64,7 +69,21 @@ export type TimelineEntry =
   | { kind: 'notification'; at: number; message: string; type: string; priority: unknown; id?: string }
   | { kind: 'signal'; at: number; name: string; payload: unknown }
   | { kind: 'update'; at: number; name: string; payload: unknown; outcome: string }
-  | { kind: 'timer'; at: number; durationMs: number | null; fired: boolean }
+  | {
+      kind: 'timer';
+      /** When it fired or was cancelled; when it started, while it runs. */
+      at: number;
+      startedAt: number;
+      durationMs: number | null;
+      fired: boolean;
+      /**
+       * What it waits for, e.g. `approval timeout for calculator`: the timer's summary, or, for
+       * runs recorded before timers had one, the approval wait an approval cancelled.
+       */
+      purpose?: string;
+      /** The approval decision that cancelled it, e.g. `approved`. */
+      cancelledBy?: string;
+    }
   | {
       kind: 'end';
       at: number;
@@ -92,23 +111,65 @@ interface ActivityTrack {
   scheduledAt: number;
 }
 
+/** A timer that has not fired or been cancelled yet: where it would go if it never does. */
+interface TimerTrack {
+  startedAt: number;
+  position: number;
+  purpose?: string;
+}
+
+/** An approval decided in the workflow task being read (its timer is cancelled in the same task). */
+interface Decision {
+  toolCallId: string;
+  said: string;
+}
+
+/** How an `approveToolCall` update's payload reads, e.g. `approved with edited arguments`. */
+function decisionText(payload: unknown): Decision | null {
+  const d = payload as { toolCallId?: unknown; approve?: unknown; reason?: unknown; args?: unknown } | null;
+  if (!d || typeof d.toolCallId !== 'string' || typeof d.approve !== 'boolean') return null;
+  const reason = typeof d.reason === 'string' && d.reason ? `: ${d.reason}` : '';
+  const said = d.approve
+    ? d.args !== undefined
+      ? 'approved with edited arguments'
+      : 'approved'
+    : `rejected${reason}`;
+  return { toolCallId: d.toolCallId, said };
+}
+
+/** A timer's summary (user metadata), if it has one. */
+function timerSummary(e: HistoryEvent): string | undefined {
+  const summary = e.userMetadata?.summary;
+  if (!summary) return undefined;
+  const [text] = decodePayloads({ payloads: [summary] });
+  return typeof text === 'string' && text ? text : undefined;
+}
+
 /**
  * Builds a run's timeline from its history: model turns (what the model newly saw and what it
  * answered), tool calls with arguments, results, durations, attempts and failures, notifications,
- * signals, approvals, timers, and how the run ended (including continue-as-new links).
+ * signals, approvals, timers, and how the run ended (including continue-as-new links). A timer is
+ * placed where it fired or was cancelled (an approval wait's after the decision that ended it); one
+ * still running, where it started.
  */
 export function buildTimeline(history: History): TimelineEntry[] {
   const out: TimelineEntry[] = [];
   const activities = new Map<string, ActivityTrack>();
-  const timers = new Map<string, { index: number; at: number }>();
+  const timers = new Map<string, TimerTrack>();
   const updates = new Map<string, { index: number }>();
+  /** Tool names by call id, from the model's answers. */
+  const callNames = new Map<string, string>();
+  /** Approvals decided since the last completed workflow task. */
+  let decided: Decision[] = [];
   let step = 0;
   let seenMessages = 0;
 
   for (const e of history.events ?? []) {
     const at = eventTimeMs(e);
     const id = String(e.eventId ?? '');
-    if (e.workflowExecutionStartedEventAttributes) {
+    if (e.workflowTaskCompletedEventAttributes) {
+      decided = [];
+    } else if (e.workflowExecutionStartedEventAttributes) {
       const a = e.workflowExecutionStartedEventAttributes;
       const [input, carried] = decodePayloads(a.input) as [AgentInput | undefined, CarriedState | undefined];
       const memo = a.memo?.fields?.forkedFrom
@@ -132,7 +193,8 @@ export function buildTimeline(history: History): TimelineEntry[] {
               maxSteps: input.policy?.maxSteps,
             }
           : {}),
-        ...(carried ? { resumedAtStep: carried.step } : {}),
+        // `step` counts the steps done; a run continued mid-turn first finishes that step's calls.
+        ...(carried ? { resumedAtStep: carried.turn ? carried.step : carried.step + 1 } : {}),
         ...(memo ? { forkedFrom: memo as ForkOrigin } : {}),
         ...(a.continuedExecutionRunId ? { continuedFromRunId: a.continuedExecutionRunId } : {}),
       });
@@ -193,6 +255,7 @@ export function buildTimeline(history: History): TimelineEntry[] {
         const r = result as CallModelOutput;
         entry.answer = r.content;
         entry.toolCalls = r.toolCalls;
+        for (const c of r.toolCalls ?? []) callNames.set(c.id, c.name);
         entry.usage = r.usage;
         entry.durationMs = at - track.scheduledAt;
       } else if (entry.kind === 'tool') {
@@ -245,6 +308,10 @@ export function buildTimeline(history: History): TimelineEntry[] {
         outcome: 'accepted',
       });
       updates.set(a.protocolInstanceId ?? '', { index: out.length - 1 });
+      if (a.acceptedRequest?.input?.name === 'approveToolCall') {
+        const d = decisionText(payload);
+        if (d) decided.push(d);
+      }
     } else if (e.workflowExecutionUpdateCompletedEventAttributes) {
       const a = e.workflowExecutionUpdateCompletedEventAttributes;
       const entry = out[updates.get(a.meta?.updateId ?? '')?.index ?? -1];
@@ -254,16 +321,33 @@ export function buildTimeline(history: History): TimelineEntry[] {
           : JSON.stringify(decodePayloads(a.outcome?.success)[0]);
       }
     } else if (e.timerStartedEventAttributes) {
-      out.push({ kind: 'timer', at, durationMs: null, fired: false });
-      timers.set(id, { index: out.length - 1, at });
+      const purpose = timerSummary(e);
+      timers.set(id, { startedAt: at, position: out.length, ...(purpose ? { purpose } : {}) });
     } else if (e.timerFiredEventAttributes || e.timerCanceledEventAttributes) {
-      const started = (e.timerFiredEventAttributes ?? e.timerCanceledEventAttributes)?.startedEventId;
-      const t = timers.get(String(started));
-      const entry = t && out[t.index];
-      if (t && entry?.kind === 'timer') {
-        entry.durationMs = at - t.at;
-        entry.fired = Boolean(e.timerFiredEventAttributes);
+      const started = String((e.timerFiredEventAttributes ?? e.timerCanceledEventAttributes)?.startedEventId);
+      const t = timers.get(started);
+      if (!t) continue;
+      timers.delete(started);
+      let { purpose } = t;
+      let cancelledBy: string | undefined;
+      if (e.timerCanceledEventAttributes) {
+        // An approval wait's timer is cancelled in the task that took the decision.
+        const named = decided.findIndex((d) => purpose?.includes(`(${d.toolCallId})`));
+        const [d] = decided.splice(named >= 0 ? named : 0, 1);
+        if (d) {
+          cancelledBy = d.said;
+          purpose ??= `approval timeout for ${callNames.get(d.toolCallId) ?? 'a tool call'} (${d.toolCallId})`;
+        }
       }
+      out.push({
+        kind: 'timer',
+        at,
+        startedAt: t.startedAt,
+        durationMs: at - t.startedAt,
+        fired: Boolean(e.timerFiredEventAttributes),
+        ...(purpose ? { purpose } : {}),
+        ...(cancelledBy ? { cancelledBy } : {}),
+      });
     } else if (e.workflowExecutionCompletedEventAttributes) {
       const [r] = decodePayloads(e.workflowExecutionCompletedEventAttributes.result) as [
         { answer?: string | null; stopReason?: string } | undefined,
@@ -302,6 +386,17 @@ export function buildTimeline(history: History): TimelineEntry[] {
       });
     }
   }
+  // Timers still running stay where they started (positions counted before any of them went in).
+  [...timers.values()].forEach((t, inserted) =>
+    out.splice(t.position + inserted, 0, {
+      kind: 'timer',
+      at: t.startedAt,
+      startedAt: t.startedAt,
+      durationMs: null,
+      fired: false,
+      ...(t.purpose ? { purpose: t.purpose } : {}),
+    }),
+  );
   return out;
 }
 

@@ -26,10 +26,11 @@ import { hasAgentSearchAttributes } from '../../client/start-run';
 const MAX_WORKFLOW_ID_CHARS = 1000;
 
 /**
- * Adds `GET /api/runs/:id/answer` → `{ workflowId, status, answer, text, markdown, citations,
- * unknownCitations }`: `answer` is the raw final answer (null while the run works), `text` and
- * `markdown` show it with numbered references and the sources listed under it, `citations` lists
- * the cited sources (number, title, location, URL, passage). 404 for an unknown run.
+ * Adds `GET /api/runs/:id/answer` → `{ workflowId, status, answer, body, text, markdown, citations,
+ * unknownCitations }`: `answer` is the raw final answer (null while the run works), `body` shows it
+ * with numbered references, `text` and `markdown` with the sources also listed under it, `citations`
+ * lists the cited sources (number, title, location, URL, passage), for a page that shows them
+ * itself next to `body`. 404 for an unknown run.
  */
 export function registerRunRoutes(app: Hono, client: Client): void {
   registerRunViews(app, client);
@@ -51,6 +52,7 @@ export function registerRunRoutes(app: Hono, client: Client): void {
         workflowId,
         status: state.status,
         answer: null,
+        body: null,
         text: null,
         markdown: null,
         citations: [],
@@ -61,6 +63,7 @@ export function registerRunRoutes(app: Hono, client: Client): void {
       workflowId,
       status: state.status,
       answer: state.answer,
+      body: resolved.rendered.text,
       text: formatAnswer(resolved.rendered, 'text'),
       markdown: formatAnswer(resolved.rendered, 'markdown'),
       citations: resolved.rendered.citations,

@@ -15,10 +15,10 @@ import { findTool, TOOL_NAMES } from '../../shared/tools/registry';
 import type { ToolCallInput } from '../../shared/tools/tool-call';
 import { TOOL_CALL_ID_PREFIX, TOOL_CALL_WORKFLOW_TYPE } from '../../shared/tools/tool-call';
 import { SIZE_BUDGETS, formatBytes, jsonBytes } from '../../shared/temporal-limits';
+import { DEFAULT_MCP_TOOLS } from './default-tools';
 import { errorResult } from './results';
 
-/** Tools offered when none are named: pure ones, which read no data and change nothing. */
-export const DEFAULT_MCP_TOOLS: readonly string[] = ['get_time', 'calculator'];
+export { DEFAULT_MCP_TOOLS };
 
 /** `notify_user` tells the user of a run; outside a run there is no one to tell. */
 const NOT_OFFERED = new Set(['notify_user']);

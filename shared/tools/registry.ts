@@ -5,7 +5,10 @@ import { getTimeTool } from './get-time';
 import { notifyUserTool } from './notify-user';
 import { knowledgeBaseSearchTool, webSearchTool } from './search';
 import { sqlQueryTool, sqlSchemaTool } from './sql';
+import { TOOL_NAMES } from './names';
 import { waitTool } from './wait';
+
+export { TOOL_NAMES };
 
 /**
  * Every tool the agent workflow knows, by name. Workflows validate arguments against these schemas;
@@ -28,8 +31,12 @@ export const TOOL_REGISTRY: Readonly<Record<string, ToolDefinition>> = Object.fr
   ),
 );
 
-/** Names of all registered tools. */
-export const TOOL_NAMES: readonly string[] = Object.keys(TOOL_REGISTRY);
+// TOOL_NAMES (./names) is what help texts list without loading the schemas: it must be this list.
+if (Object.keys(TOOL_REGISTRY).join() !== TOOL_NAMES.join()) {
+  throw new Error(
+    `shared/tools/names.ts lists ${TOOL_NAMES.join()}; the registry holds ${Object.keys(TOOL_REGISTRY).join()}`,
+  );
+}
 
 /** The tool definition for a name, or undefined. */
 export function findTool(name: string): ToolDefinition | undefined {

@@ -1,6 +1,7 @@
 /**
  * Approvals through the doors people use, against a real dev server and a worker process: the
- * `approvals`, `approve` and `reject` commands and `GET/POST /api/approvals`. Refused decisions show
+ * `approvals`, `approve` and `reject` commands and `GET/POST /api/approvals`. `approvals` shows the
+ * deadline in the terminal's time zone and each run page's address. Refused decisions show
  * the run's own reason (not "Workflow Update failed"); finished runs say they are finished.
  */
 import fs from 'node:fs';
@@ -77,10 +78,26 @@ test('list, refuse with the validator’s reason, reject, and say finished runs 
     return (r.body.approvals as { workflowId: string }[]).some((a) => a.workflowId === id) ? r : undefined;
   });
   expect((all.body.approvals as unknown[]).length).toBe(1);
-  const cliList = await runCli(['approvals', '--user', user], dev.env);
+  // The deadline in the terminal's time zone (TZ), and the run page at the web UI's address.
+  const deadline = (listed.body.approvals as { deadline: string }[])[0]!.deadline;
+  const inKolkata = `${new Date(Date.parse(deadline) + 330 * 60_000).toISOString().slice(0, 19).replace('T', ' ')} +05:30`;
+  const cliList = await runCli(['approvals', '--user', user], {
+    ...dev.env,
+    TZ: 'Asia/Kolkata',
+    DURABLE_AGENT_API_URL: 'http://ui.example:8787/',
+  });
   expect(cliList.code).toBe(0);
-  expect(cliList.stdout).toContain(`${id} s1: send_email until`);
+  expect(cliList.stdout).toContain(`${id} s1: send_email until ${inKolkata} (`);
+  expect(cliList.stdout).not.toContain(deadline);
   expect(cliList.stdout).toContain('to: boss@example.com; subject: "Report"');
+  expect(cliList.stdout).toContain(`run page: http://ui.example:8787/runs/${encodeURIComponent(id)}\n`);
+  const inUtc = await runCli(['approvals', id, '--json'], { ...dev.env, TZ: 'UTC' });
+  expect(JSON.parse(inUtc.stdout)).toEqual([
+    expect.objectContaining({ workflowId: id, deadline, runPage: `/runs/${encodeURIComponent(id)}` }),
+  ]);
+  const plain = await runCli(['approvals', id], { ...dev.env, TZ: 'UTC' });
+  expect(plain.stdout).toContain(`until ${deadline.slice(0, 19).replace('T', ' ')} +00:00 (`);
+  expect(plain.stdout).toContain(`run page: /runs/${encodeURIComponent(id)}\n`);
 
   const ghost = await runCli(['approve', id, 'ghost'], dev.env);
   expect(ghost.code).toBe(1);

@@ -167,10 +167,16 @@ test('fork --from-step 3 re-executes no tool of steps 1–3 and goes on from the
   const tools = timeline.filter((e) => e.kind === 'tool');
   expect(tools.map((t) => t.toolCallId)).toEqual(['s4', 's5']);
   expect(timeline.filter((e) => e.kind === 'model').map((m) => m.step)).toEqual([4, 5, 6]);
-  expect(timeline[0]).toMatchObject({ kind: 'start', forkedFrom: { workflowId: id, step: 3 } });
+  expect(timeline[0]).toMatchObject({
+    kind: 'start',
+    forkedFrom: { workflowId: id, step: 3 },
+    resumedAtStep: 4,
+  });
 
   const transcript = await runCli(['transcript', forkId], dev.env);
   expect(transcript.stdout).toContain(`forked from ${id}`);
+  // It says where it goes on, and its first turn is that step.
+  expect(transcript.stdout).toMatch(/resumes at step 4\n.* step 4 model turn/);
 
   const bad = await runCli(['fork', id, '--from-step', '6'], dev.env);
   expect(bad.code).toBe(1);

@@ -15,6 +15,10 @@ import { inboxWorkflowId, notificationsQuery } from '../../shared/notifications/
 import type { ScriptedTurn } from '../../shared/model';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { answerTurn, callTurn } from '../../testkit/scripts';
+import { buildTimeline } from '../../client/debug/timeline';
+import { replayHistory } from '../../client/debug/replay';
+import { EDIT_NOTE_APART_PATCH } from '../../workflows/agent/tools';
+import { renderTimeline } from '../../cli/debug/render';
 import { testConfig, uid, workflowBundle } from '../../testkit/temporal';
 import { useTimeSkippingEnv } from '../support/environments';
 
@@ -176,14 +180,42 @@ test('an approval given after 3 h proceeds with edited, re-validated arguments; 
 
     const result = (await handle.result()) as AgentResult;
     expect(calls).toEqual([{ name: 'send_email', toolCallId: 's1', args: edited }]);
-    expect(result.answer).toContain(
-      `(The user approved this call with edited arguments: ${JSON.stringify(edited)})`,
-    );
+    // The result is the tool's value alone (a model quoting it quotes the value); the edit is told
+    // in a message of its own after it.
+    const value = `send_email done: ${JSON.stringify(edited)}`;
+    expect(result.answer).toBe(value);
+    const { entries } = await handle.query(transcriptQuery);
+    const at = entries.findIndex((e) => e.role === 'tool' && e.toolCallId === 's1');
+    expect(entries[at]?.text).toBe(value);
+    expect(entries[at + 1]).toMatchObject({
+      role: 'user',
+      text: `(The user approved the send_email call s1 with edited arguments: ${JSON.stringify(edited)}. Its result comes from these arguments, not the ones you sent.)`,
+    });
 
     // Only the accepted decision is in history; the refused ones left no trace.
     const history = await handle.fetchHistory();
     expect(acceptedUpdates(history)).toEqual([{ toolCallId: 's1', approve: true, args: edited }]);
     expect(JSON.stringify(history)).not.toContain('workflowExecutionUpdateRejected');
+    // The wait's timer is named for its call, and the transcript shows it ended by the approval.
+    const timer = (history.events ?? []).find((e) => e.timerStartedEventAttributes);
+    const summary = timer?.userMetadata?.summary?.data;
+    expect(summary && JSON.parse(Buffer.from(summary).toString('utf8'))).toBe(
+      'approval timeout for send_email (s1)',
+    );
+    // A run on the new path (the note apart, behind its patch marker) replays.
+    const patches = (history.events ?? []).flatMap((e) => {
+      const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
+      return data ? [(JSON.parse(Buffer.from(data).toString('utf8')) as { id: string }).id] : [];
+    });
+    expect(patches).toContain(EDIT_NOTE_APART_PATCH);
+    expect(await replayHistory(await workflowBundle(), history, handle.workflowId)).toEqual({
+      workflowId: handle.workflowId,
+      ok: true,
+    });
+    const transcript = renderTimeline(buildTimeline(history), 'text');
+    expect(transcript).toMatch(
+      /update approveToolCall .*\n.* approval timeout for send_email \(s1\) cancelled after [\d.]+ s: approved with edited arguments\n/,
+    );
 
     const events = await handle.query(eventsQuery, {});
     const requested = events.find((e) => e.kind === 'approval_requested');

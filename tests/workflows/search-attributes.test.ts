@@ -8,7 +8,8 @@
 import { startAgentRun } from '../../client/start-run';
 import type { History } from '../../client/debug/history';
 import type { AgentInput, AgentResult } from '../../shared/agent';
-import { approveToolCallUpdate, stateQuery } from '../../shared/agent';
+import { approveToolCallUpdate, eventsQuery, stateQuery } from '../../shared/agent';
+import { CONTINUE_AS_NEW_NOT_FAILED_PATCH } from '../../workflows/agent';
 import { AgentLastToolKey, AgentStatusKey, AgentStepKey } from '../../shared/search-attributes';
 import type { ScriptedTurn } from '../../shared/model';
 import { SEARCH_ATTRIBUTES_PATCH, STEP_ATTRIBUTE_EVERY_STEPS } from '../../workflows/agent/search-attributes';
@@ -123,5 +124,31 @@ test('a status change shows at once, with the step and the tool of that moment',
     ]);
     const end = (await handle.describe()).typedSearchAttributes;
     expect(end.get(AgentLastToolKey)).toBe('get_time');
+  });
+}, 120_000);
+
+test('continuing as new leaves the execution it ends as it was, not failed', async () => {
+  const turns = [
+    ...Array.from({ length: 4 }, (_, i) => callTurn(['calculator', { expression: `${i}+1` }])),
+    answerTurn('done'),
+  ];
+  await withWorker(async (taskQueue) => {
+    const workflowId = uid('sa-can');
+    const handle = await startAgentRun(
+      temporal.env.client,
+      input(turns, ['calculator'], { continueAsNewAfterSteps: 2 }),
+      { taskQueue, workflowId },
+    );
+    expect(((await handle.result()) as AgentResult).answer).toBe('done');
+    const first = temporal.env.client.workflow.getHandle(workflowId, handle.firstExecutionRunId);
+    const history = await first.fetchHistory();
+    const events = history.events ?? [];
+    expect(events.some((e) => e.workflowExecutionContinuedAsNewEventAttributes)).toBe(true);
+    expect(markers(history)).toContain(CONTINUE_AS_NEW_NOT_FAILED_PATCH);
+    // Before: an upsert of AgentStatus "failed" just before the continue-as-new.
+    expect(upserts(history).map((u) => u.AgentStatus)).not.toContain('failed');
+    expect((await first.describe()).typedSearchAttributes.get(AgentStatusKey)).not.toBe('failed');
+    const log = await first.query(eventsQuery, {});
+    expect(log.filter((e) => e.kind === 'error')).toEqual([]);
   });
 }, 120_000);

@@ -1,5 +1,5 @@
-import { DefaultLogger, Runtime } from '@temporalio/worker';
-import type { LogEntry, LogLevel } from '@temporalio/worker';
+import { DefaultLogger } from '@temporalio/worker';
+import type { LogEntry, Logger, LogLevel } from '@temporalio/worker';
 import type { PrivateWords } from '../../shared/private-text';
 import { describeError, sanitizeMessage } from '../../shared/private-text';
 import { currentPrivateWords } from './private-values';
@@ -116,23 +116,18 @@ function textValue(v: unknown): string {
   return typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v);
 }
 
-let runtimeInstalled = false;
-
 /**
- * Routes Temporal's logs (the worker's and the activities') through one logger, one line per
- * event: text lines on stderr (level coloured on a terminal unless NO_COLOR is set), or with
- * `json` one object per line on stdout (for log shippers and tests). Takes effect once per
- * process, before the first connection.
+ * The logger Temporal's logs (the worker's and the activities') go through, one line per event:
+ * text lines on stderr (level coloured on a terminal unless NO_COLOR is set), or with `json` one
+ * object per line on stdout (for log shippers and tests). Installed with the runtime
+ * (./runtime.ts), once per process.
  */
-export function installLogging(level: LogLevel, format: 'text' | 'json'): void {
-  if (runtimeInstalled) return;
-  runtimeInstalled = true;
+export function createRuntimeLogger(level: LogLevel, format: 'text' | 'json'): Logger {
   const colours = process.stderr.isTTY === true && process.env.NO_COLOR === undefined;
-  const logger = new DefaultLogger(level, (entry: LogEntry) => {
+  return new DefaultLogger(level, (entry: LogEntry) => {
     const record = logRecord(entry, level, currentPrivateWords);
     if (!record) return;
     if (format === 'json') process.stdout.write(`${JSON.stringify(record)}\n`);
     else process.stderr.write(textLine(record, colours));
   });
-  Runtime.install({ logger });
 }

@@ -12,10 +12,12 @@ import type {
 import type { CarriedCall } from './carried-state';
 import type { ApprovalPolicy } from '../../shared/approvals';
 import { summarizeArgs } from '../../shared/approvals';
+import { APPROVAL_NOTICE_BOUNDS, approvalNoticeDetail, cut } from '../../shared/approval-notice';
 import { NotificationPriority } from '../../shared/notifications/schema';
 import type { ValidNotificationInput } from '../../shared/notifications/schema';
 import type { ToolDefinition } from '../../shared/tools/define';
 import { checkToolArgs } from '../../shared/tools/define';
+import type { RunMetrics } from '../metrics';
 
 /** What approvals need from the run: its input, events, notifications, policy and whether it stops. */
 export interface ApprovalHost {
@@ -33,6 +35,8 @@ export interface ApprovalHost {
   approvalPolicy(): ApprovalPolicy | null;
   /** A budget ended the run while calls wait: waits end and the calls are refused with this text. */
   stopping(): string | null;
+  /** The run's metrics: approval waits are counted and timed. */
+  readonly metrics: RunMetrics;
 }
 
 /** What the gate needs from the tool runner: whether the run is about to continue as new. */
@@ -146,10 +150,13 @@ export class ApprovalGate {
     const asks = this.host.approvalPolicy() !== null;
     const first = c.approval === undefined;
     const decidedEarlier = c.approval?.decision !== undefined;
+    const timeoutMs = msToNumber(policy.approvalTimeout as Duration);
     const approval = (c.approval ??= {
-      deadline: Date.now() + msToNumber(policy.approvalTimeout as Duration),
+      deadline: Date.now() + timeoutMs,
       ...(asks ? { reason } : {}),
     });
+    // From the request (its deadline less the timeout), so a wait carried over continue-as-new counts whole.
+    const waited = () => Date.now() - (approval.deadline - timeoutMs);
     const view: PendingApproval = {
       toolCallId: pending.toolCallId,
       tool: pending.name,
@@ -164,6 +171,7 @@ export class ApprovalGate {
     this.approvals.set(pending.toolCallId, wait);
     this.host.approvalsChanged();
     if (first) {
+      this.host.metrics.approvalRequested(def);
       this.host.emit({
         kind: 'approval_requested',
         toolCallId: pending.toolCallId,
@@ -179,6 +187,7 @@ export class ApprovalGate {
         await condition(
           () => wait.decision !== null || this.drain.shouldDrain() || (asks && this.host.stopping() !== null),
           remaining,
+          { summary: approvalTimerSummary(pending) },
         );
       }
       if (wait.decision) approval.decision = wait.decision;
@@ -189,6 +198,7 @@ export class ApprovalGate {
           ? `The run stopped (${stopped}) while ${pending.name} waited for approval; the call was not made.`
           : `Approval for ${pending.name} timed out after ${String(policy.approvalTimeout)}; the call was not made.`;
         this.host.setLastError(msg);
+        this.host.metrics.approvalResolved(def, stopped ? 'stopped' : 'timed_out', waited());
         this.host.emit({
           kind: 'approval_decided',
           toolCallId: pending.toolCallId,
@@ -199,8 +209,8 @@ export class ApprovalGate {
         await this.host.raise(
           asks
             ? {
-                ...requestNotification(view),
-                title: `${stopped ? 'Not asked any more' : 'Approval timed out'}: ${pending.name}`,
+                ...requestNotification(view, false),
+                title: `${stopped ? 'Not asked any more' : 'Approval timed out'}: ${cut(pending.name, APPROVAL_NOTICE_BOUNDS.toolChars)}`,
                 message: `${msg} Asked: ${view.summary}`,
               }
             : {
@@ -223,6 +233,7 @@ export class ApprovalGate {
           : 'approved'
         : `rejected${d.reason ? `: ${d.reason}` : ''}`;
       if (!decidedEarlier) {
+        this.host.metrics.approvalResolved(def, d.approve ? 'approved' : 'rejected', waited());
         this.host.emit({
           kind: 'approval_decided',
           toolCallId: pending.toolCallId,
@@ -232,10 +243,10 @@ export class ApprovalGate {
         });
         if (asks) {
           await this.host.raise({
-            ...requestNotification(view),
+            ...requestNotification(view, false),
             type: d.approve ? 'info' : 'warning',
             priority: NotificationPriority.NORMAL,
-            title: `${d.approve ? 'Approved' : 'Rejected'}: ${pending.name}`,
+            title: `${d.approve ? 'Approved' : 'Rejected'}: ${cut(pending.name, APPROVAL_NOTICE_BOUNDS.toolChars)}`,
             message: `${pending.name} ${said}. Asked: ${view.summary}`,
           });
         }
@@ -253,30 +264,42 @@ export class ApprovalGate {
   }
 }
 
+/**
+ * What an approval wait's timer is named in history (its summary), so transcripts and the Temporal
+ * UI say which call's timeout it is, e.g. `approval timeout for calculator (call_1)`. Tool names are
+ * cut and call ids are at most 64 characters, well within the summary's 400-byte limit.
+ */
+function approvalTimerSummary(call: { name: string; toolCallId: string }): string {
+  return `approval timeout for ${call.name.slice(0, 64)} (${call.toolCallId.slice(0, 64)})`;
+}
+
 /** The id of a call's approval notification: one item, updated in place as the request ends. */
 function approvalNotificationId(toolCallId: string): string {
   return `approval:${workflowInfo().workflowId}:${toolCallId}`.slice(0, 200);
 }
 
-/** The HIGH warning that asks the user: what, why, until when, and how to answer. */
-function requestNotification(view: PendingApproval): ValidNotificationInput {
-  const run = escapeHtml(workflowInfo().workflowId);
-  const id = escapeHtml(view.toolCallId);
+/**
+ * The HIGH warning that asks the user: what (tool, arguments), why, until when, in which run, and
+ * how to answer (shared/approval-notice.ts). The notices that say how it ended reuse it with
+ * `waiting` false, so the item keeps its run and arguments but no longer offers to answer.
+ */
+function requestNotification(view: PendingApproval, waiting = true): ValidNotificationInput {
+  const tool = cut(view.tool, APPROVAL_NOTICE_BOUNDS.toolChars);
   return {
     id: approvalNotificationId(view.toolCallId),
     type: 'warning',
     priority: NotificationPriority.HIGH,
-    title: `Approval needed: ${view.tool}`,
-    message: `${view.tool} waits for your decision until ${view.deadline} (${view.reason}). Asked: ${view.summary}`,
-    detail:
-      `<p>Approve: <code>durable-agent approve ${run} ${id} [--args edited.json]</code></p>` +
-      `<p>Reject: <code>durable-agent reject ${run} ${id} --reason "…"</code></p>` +
-      `<p>HTTP: <code>POST /api/approvals/${run}/${id}</code> with {"approve": true} or {"approve": false, "reason": "…"}</p>`,
+    title: `Approval needed: ${tool}`,
+    message: `${tool} waits for your decision until ${view.deadline} (${cut(view.reason, APPROVAL_NOTICE_BOUNDS.reasonChars)}). Asked: ${view.summary}`,
+    detail: approvalNoticeDetail({
+      run: workflowInfo().workflowId,
+      toolCallId: view.toolCallId,
+      tool: view.tool,
+      args: view.args,
+      deadline: view.deadline,
+      waiting,
+    }),
     display_time: 30,
     group: 'approvals',
   };
-}
-
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (ch) => `&#${ch.charCodeAt(0)};`);
 }

@@ -27,6 +27,8 @@ export interface CarriedCall {
   result?: Extract<ConversationMessage, { role: 'tool' }>;
   /** Its approval wait: when it ends (ms since the epoch), and the decision if one came. */
   approval?: { deadline: number; decision?: ApprovalDecision; reason?: string };
+  /** What the model is told about the call apart from its result (the user edited its arguments). */
+  note?: string;
 }
 
 /**

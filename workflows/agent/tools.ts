@@ -45,6 +45,14 @@ export interface ToolHost extends ApprovalHost {
 export const CITATION_ORDER_PATCH = 'citations-in-start-order';
 
 /**
+ * A call approved with edited arguments is told to the model in a message of its own after the
+ * turn's results ({@link CarriedCall.note}), so the result holds only the tool's value and a model
+ * quoting it quotes the value. Runs recorded before this prefixed the note to the result and keep
+ * doing so on replay.
+ */
+export const EDIT_NOTE_APART_PATCH = 'approval-edit-note-apart';
+
+/**
  * Runs the tool calls of a model turn: validation, approvals (durable waits), a FIFO bound on
  * concurrent tool activities, notifications in the model's order. A turn can stop part-way when
  * the run must continue as new while calls wait for approval; what finished and what was decided
@@ -59,6 +67,7 @@ export class ToolRunner {
   /** The previous search call's citation, which this one numbers after (see CITATION_ORDER_PATCH). */
   private citationTurn: Promise<void> = Promise.resolve();
   private citesInStartOrder: boolean | undefined;
+  private editNoteApart: boolean | undefined;
   /** Set once the run must continue as new: nothing new starts, approval waits end. */
   private draining = false;
 
@@ -196,7 +205,12 @@ export class ToolRunner {
       }
       try {
         const [content, isError] = await this.execute(def, step, pending, citationTurn, mcp);
-        c.result = reply(edited ? withEditNote(content, pending.args) : content, isError);
+        if (edited && (this.editNoteApart ??= patched(EDIT_NOTE_APART_PATCH))) {
+          c.note = editNote(call, pending.args);
+          c.result = reply(content, isError);
+        } else {
+          c.result = reply(edited ? withEditNote(content, pending.args) : content, isError);
+        }
       } finally {
         releaseCitation?.();
         this.releaseToolSlot();
@@ -317,7 +331,15 @@ export class ToolRunner {
   }
 }
 
-/** Tells the model the user changed the arguments before approving, so it does not assume its own ran. */
+/**
+ * Tells the model the user changed the arguments before approving, so it does not assume its own
+ * ran: a message of its own, after the turn's results.
+ */
+function editNote(call: { id: string; name: string }, args: unknown): string {
+  return `(The user approved the ${call.name} call ${call.id} with edited arguments: ${JSON.stringify(args)}. Its result comes from these arguments, not the ones you sent.)`;
+}
+
+/** The note as runs recorded before EDIT_NOTE_APART_PATCH gave it: inside the result. */
 function withEditNote(content: ToolMessageContent, args: unknown): ToolMessageContent {
   const note = `(The user approved this call with edited arguments: ${JSON.stringify(args)})\n`;
   return typeof content === 'string' ? note + content : { ...content, preview: note + content.preview };
