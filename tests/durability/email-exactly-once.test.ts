@@ -57,7 +57,9 @@ function sendInput(subject: string, localActivities: Policy['localActivities'] =
   };
 }
 
-describe.each([
+// The four cases run at once (each its own task queue, workers, message and config files): most of a
+// case is waiting for the killed worker's heartbeat timeout.
+const CASES = [
   [
     'smtp-accepted',
     'before the Sent copy is marked sent: the retry refuses to resend (EmailDeliveryUnknown)',
@@ -68,11 +70,17 @@ describe.each([
     'after the Sent copy is marked sent: the retry returns the earlier result',
     'not sent again',
   ],
-] as const)('worker SIGKILLed at %s', (stallAt, what, expected) => {
+] as const;
+
+describe('worker SIGKILLed', () => {
   // send_email is never local; with localActivities 'auto' the model calls around it are.
-  test.each(['never', 'auto'] as const)(
-    `${what} (localActivities %s); the recipient has exactly one copy`,
-    async (mode) => {
+  test.concurrent.each(
+    CASES.flatMap(([stallAt, what, expected]) =>
+      (['never', 'auto'] as const).map((mode) => [stallAt, what, mode, expected] as const),
+    ),
+  )(
+    'at %s, %s (localActivities %s); the recipient has exactly one copy',
+    async (stallAt, _what, mode, expected) => {
       const taskQueue = uid('email-crash');
       const base = {
         TEMPORAL_ADDRESS: dev.fx.address,
@@ -104,7 +112,10 @@ describe.each([
       await first.exited;
       await waitForMessage(USER, 'INBOX', messageId);
 
-      const second = await startWorkerProcess({ ...base, DURABLE_AGENT_CONFIG: configFile('plain', {}) });
+      const second = await startWorkerProcess({
+        ...base,
+        DURABLE_AGENT_CONFIG: configFile(`plain-${stallAt}-${mode}`, {}),
+      });
       try {
         const result = (await handle.result()) as AgentResult;
         expect(result.stopReason).toBe('final_answer');
