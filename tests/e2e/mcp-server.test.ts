@@ -522,12 +522,18 @@ describe('/mcp on the HTTP API', () => {
     // The suite needs Node 22; scripts/install-mcp-conformance.sh installs both from npm, apart.
     const [node22, suite] = await installConformance();
     // The other server scenarios call the suite's own fixture tools, resources and prompts.
-    for (const scenario of CONFORMANCE_SCENARIOS) {
-      const r = await output(node22, [suite, 'server', '--url', `${open.url}/mcp`, '--scenario', scenario]);
+    // At once: each scenario is a process of its own, against a server that holds no state per client.
+    const runs = await Promise.all(
+      CONFORMANCE_SCENARIOS.map(async (scenario) => ({
+        scenario,
+        ...(await output(node22, [suite, 'server', '--url', `${open.url}/mcp`, '--scenario', scenario])),
+      })),
+    );
+    for (const r of runs) {
       const passed = /Passed: (\d+)\/(\d+), 0 failed/.exec(r.out);
       if (r.code !== 0 || !passed || passed[1] !== passed[2] || passed[1] === '0') {
         throw new Error(
-          `conformance scenario ${scenario} did not pass (exit ${r.code}):\n${r.out.slice(-3000)}`,
+          `conformance scenario ${r.scenario} did not pass (exit ${r.code}):\n${r.out.slice(-3000)}`,
         );
       }
     }
