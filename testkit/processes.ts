@@ -85,6 +85,27 @@ export async function waitForLogLine(
   }
 }
 
+/**
+ * Resolves with the exit code once the process has exited and its piped output has been read to
+ * its end: Node emits 'exit' before the pipes are drained, so output read at 'exit' can miss its
+ * last chunks. A process that left a child holding its pipes (a server started in the background)
+ * ends no stream; then its output is what arrived within a moment of the exit.
+ */
+function exitedWithOutput(child: ChildProcess): Promise<number | null> {
+  const ended = (stream: NodeJS.ReadableStream | null) =>
+    stream ? new Promise<void>((resolve) => stream.once('end', () => resolve())) : Promise.resolve();
+  const streams = Promise.all([ended(child.stdout), ended(child.stderr)]);
+  return new Promise((resolve) => {
+    child.once('exit', (code) => {
+      const grace = setTimeout(() => resolve(code), 2000);
+      void streams.then(() => {
+        clearTimeout(grace);
+        resolve(code);
+      });
+    });
+  });
+}
+
 /** Runs the CLI to completion and returns its exit code and output. */
 export function runCli(
   args: string[],
@@ -99,7 +120,7 @@ export function runCli(
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
+    void exitedWithOutput(child).then((code) => resolve({ code, stdout, stderr }));
   });
 }
 
@@ -122,7 +143,7 @@ export function startCli(env: Record<string, string>, args: string[]): LiveCli {
   let err = '';
   child.stdout.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const exited = exitedWithOutput(child);
   return {
     child,
     stdout: () => out,
