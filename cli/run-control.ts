@@ -4,6 +4,7 @@ import type { AgentStateView } from '../shared/agent';
 import { SIZE_BUDGETS, overBudgetMessage, utf8Bytes } from '../shared/temporal-limits';
 import type { RunLimitName } from '../shared/run-limits';
 import { formatAnswer } from '../shared/render-citations';
+import { localTime } from '../shared/local-time';
 import type { TemporalTarget } from '../workers/connect';
 import type * as TemporalClient from '@temporalio/client';
 import type * as AgentMessages from '../shared/agent/messages';
@@ -86,7 +87,7 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
           console.log(`pending: ${p.name} ${p.toolCallId} (${p.state})`);
         for (const a of state.approvals ?? [])
           console.log(
-            `waits for approval: ${a.toolCallId} ${a.tool} until ${a.deadline} (${a.reason}): ${a.summary}`,
+            `waits for approval: ${a.toolCallId} ${a.tool} until ${localTime(a.deadline)} (${a.reason}): ${a.summary}`,
           );
         for (const [name, b] of Object.entries(state.budgets ?? {}))
           console.log(`budget: ${describeRunLimit(name as RunLimitName, b)}`);

@@ -3,6 +3,7 @@
  * visibility), and decisions sent as the validated `approveToolCall` update. The CLI and the HTTP
  * API share it, so both say the same thing about finished runs and refused decisions.
  */
+import { localTime } from '../shared/local-time';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { ApprovalDecision, PendingApproval } from '../shared/agent';
@@ -102,23 +103,6 @@ export async function decideApproval(
   }
 }
 
-/**
- * A time in the terminal's local time zone (the process's, so `TZ` is respected), with its offset:
- * `2026-12-02 10:27:30 +05:30`. An unreadable time is returned as it is.
- */
-export function localTime(iso: string): string {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return iso;
-  const two = (n: number) => String(n).padStart(2, '0');
-  const offset = -d.getTimezoneOffset();
-  const sign = offset < 0 ? '-' : '+';
-  const abs = Math.abs(offset);
-  return (
-    `${d.getFullYear()}-${two(d.getMonth() + 1)}-${two(d.getDate())} ` +
-    `${two(d.getHours())}:${two(d.getMinutes())}:${two(d.getSeconds())} ${sign}${two(Math.floor(abs / 60))}:${two(abs % 60)}`
-  );
-}
-
 /** The run page of a call: a full URL when the web UI's address is known, else its path. */
 export function runPageOf(a: RunApproval, apiUrl?: string): string {
   const p = runPagePath(a.workflowId);
@@ -135,3 +119,5 @@ export function formatApproval(a: RunApproval, apiUrl?: string): string {
     `    ${a.summary}\n    run page: ${runPageOf(a, apiUrl)}`
   );
 }
+
+export { localTime };

@@ -91,6 +91,9 @@ test('list, refuse with the validator’s reason, reject, and say finished runs 
   expect(cliList.stdout).not.toContain(deadline);
   expect(cliList.stdout).toContain('to: boss@example.com; subject: "Report"');
   expect(cliList.stdout).toContain(`run page: http://ui.example:8787/runs/${encodeURIComponent(id)}\n`);
+  // `status` shows the same local deadline.
+  const status = await runCli(['status', id], { ...dev.env, TZ: 'Asia/Kolkata' });
+  expect(status.stdout).toContain(`waits for approval: s1 send_email until ${inKolkata} (`);
   const inUtc = await runCli(['approvals', id, '--json'], { ...dev.env, TZ: 'UTC' });
   expect(JSON.parse(inUtc.stdout)).toEqual([
     expect.objectContaining({ workflowId: id, deadline, runPage: `/runs/${encodeURIComponent(id)}` }),
