@@ -3,10 +3,10 @@
  * visibility), and decisions sent as the validated `approveToolCall` update. The CLI and the HTTP
  * API share it, so both say the same thing about finished runs and refused decisions.
  */
-import { localTime } from '../shared/local-time';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { ApprovalDecision, PendingApproval } from '../shared/agent';
+import { localTime } from '../shared/local-time';
 import { AGENT_WORKFLOW_TYPE, approveToolCallUpdate, stateQuery } from '../shared/agent/messages';
 import { runPagePath } from '../shared/approval-notice';
 
@@ -119,5 +119,3 @@ export function formatApproval(a: RunApproval, apiUrl?: string): string {
     `    ${a.summary}\n    run page: ${runPageOf(a, apiUrl)}`
   );
 }
-
-export { localTime };

