@@ -18,6 +18,8 @@ export interface LocalToolCard {
   args: Record<string, string>;
   /** A task this tool answers and the call for it (kept away from the quality bench's tasks). */
   example: { task: string; arguments: Record<string, unknown> };
+  /** What to do with the tool's result, when it is a step towards the answer rather than the answer. */
+  after?: string;
 }
 
 /** Cards of the tools the project ships. Tools without a card get their schema's required fields. */
@@ -49,6 +51,7 @@ export const LOCAL_TOOL_CARDS: Readonly<Record<string, LocalToolCard>> = Object.
     summary: 'list the tables and columns of the database',
     args: {},
     example: { task: 'Which tables are in the database?', arguments: {} },
+    after: 'If the task asks about the data, call sql_query now with a SELECT over these tables and columns.',
   },
   sql_query: {
     summary: 'run one SQL SELECT on the shop database (customers, products, orders, order_items)',
@@ -114,6 +117,22 @@ export const FEW_SHOT_EXAMPLE = {
   answer: '3 tickets at 18.50 EUR cost 55.50 EUR.',
 } as const;
 
+/**
+ * The second worked example, where notify_user is offered beside the first example's tool: a task
+ * that asks to be told a fact it must first find. Small models otherwise notify at once, with a
+ * made-up value.
+ */
+export const CHAIN_EXAMPLE = {
+  task: 'Work out 4 nights at 95 EUR each and send me the total as a notification.',
+  first: { tool: 'calculator', arguments: { expression: '4*95' }, result: '380' },
+  then: {
+    tool: 'notify_user',
+    arguments: { message: '4 nights at 95 EUR cost 380 EUR.' },
+    result: 'Notification sent.',
+  },
+  answer: 'I sent you the total: 380 EUR.',
+} as const;
+
 /** How a tool result is shown to the model. */
 export function toolResultText(tool: string, content: string): string {
   return `Result of ${tool}: ${content}`;
@@ -121,6 +140,10 @@ export function toolResultText(tool: string, content: string): string {
 
 /** Follows the tool results of a turn: small models otherwise call the same tool again and again. */
 export const AFTER_RESULTS_TEXT = 'If this answers the task, reply with "answer".';
+
+/** Follows a turn where a tool refused its call: small models otherwise pass the error on as the answer. */
+export const AFTER_ERROR_TEXT =
+  'The tool refused the call. Call it again with arguments that fix what the error says.';
 
 /** Instructions of the run that differ from the project's default system prompt. */
 export function extraInstructionsText(instructions: string): string {

@@ -13,12 +13,20 @@ export interface TinyGgufOptions {
   contextLength?: number;
   /** Seed of the weights, so a file is the same every time. */
   seed?: number;
+  /** A chat template with tool calls and tool results (as Qwen2.5's), for a model trained on them. */
+  toolCalls?: boolean;
 }
 
 const TYPE = { U32: 4, I32: 5, F32: 6, BOOL: 7, STRING: 8, ARRAY: 9 } as const;
 const ALIGNMENT = 32;
 const CHATML_TEMPLATE =
   "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endfor %}" +
+  "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
+/** The ChatML template with a tool-call turn and a tool-result turn, in the shape of Qwen2.5's. */
+const TOOL_CALL_TEMPLATE =
+  "{% for message in messages %}{% if message.role == 'tool' %}{{'<|im_start|>user\\n<tool_response>\\n' + message['content'] + '\\n</tool_response><|im_end|>\\n'}}" +
+  "{% elif message.tool_calls %}{{'<|im_start|>assistant\\n<tool_call>\\n' + (message.tool_calls[0].function | tojson) + '\\n</tool_call><|im_end|>\\n'}}" +
+  "{% else %}{{'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n'}}{% endif %}{% endfor %}" +
   "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}";
 
 /** GPT-2's byte-to-character map, so every byte is one printable token as byte-level BPE expects. */
@@ -125,7 +133,10 @@ export function writeTinyGguf(file: string, options: TinyGgufOptions = {}): numb
     ['tokenizer.ggml.eos_token_id', u32(2)],
     ['tokenizer.ggml.padding_token_id', u32(0)],
     ['tokenizer.ggml.add_bos_token', { type: 'bool', value: false }],
-    ['tokenizer.chat_template', { type: 'string', value: CHATML_TEMPLATE }],
+    [
+      'tokenizer.chat_template',
+      { type: 'string', value: options.toolCalls ? TOOL_CALL_TEMPLATE : CHATML_TEMPLATE },
+    ],
   ];
 
   // Dimensions innermost first, as GGUF stores them.

@@ -73,6 +73,28 @@ test("speaks the chat format of the file's own template", async () => {
   });
 });
 
+test('a model trained on tool calls keeps its own choice of tool; another one is calibrated', async () => {
+  // In a folder of its own, so the models folder's listing stays as the other tests expect it.
+  fs.mkdirSync(path.join(dir, 'trained'));
+  const trained = path.join(dir, 'trained', 'tiny-tools.gguf');
+  writeTinyGguf(trained, { toolCalls: true });
+  const plain = await loadLocalModel(tiny, RUNTIME);
+  const toolModel = await loadLocalModel(trained, RUNTIME);
+  expect(plain.toolTrained).toBe(false);
+  expect(toolModel.toolTrained).toBe(true);
+  const first = await createLocalProvider({ ...OPTIONS, modelPath: trained })({
+    model: MODEL,
+    messages: task,
+    tools,
+  });
+  expect(first.finishReason).toBe('tool_calls');
+  expect(validArgs(first.toolCalls[0]!)).toBe(true);
+  // No priors are computed for the trained model's choice; the plain model's are, once per tool set.
+  expect(toolModel.memo.size).toBe(0);
+  await createLocalProvider(OPTIONS)({ model: MODEL, messages: task, tools });
+  expect(plain.memo.size).toBe(1);
+});
+
 test('every output is a valid call of an offered tool, or an answer once results are in', async () => {
   const provider = createLocalProvider(OPTIONS);
   const first = await provider({ model: MODEL, messages: task, tools });
@@ -99,7 +121,7 @@ test('every output is a valid call of an offered tool, or an answer once results
     expect(['stop', 'length']).toContain(later.finishReason);
     expect(typeof later.content).toBe('string');
   } else {
-    // A later call is one of the tools not called yet, with valid arguments.
+    // A later call is one of the tools that have not answered yet, with valid arguments.
     expect(later.toolCalls[0]!.name).not.toBe(call!.name);
     expect(validArgs(later.toolCalls[0]!)).toBe(true);
   }

@@ -1,6 +1,11 @@
 import { modelToolSpecs } from '../../activities/model';
 import { calibratedChoice } from '../../activities/model/local/choose';
-import { repeatsItself, withoutRepeats } from '../../activities/model/local/decide';
+import {
+  mendsRefusal,
+  notYetAnswered,
+  repeatsItself,
+  withoutRepeats,
+} from '../../activities/model/local/decide';
 import {
   ANSWER_TEXT_LIMIT,
   ARGUMENT_ARRAY_LIMIT,
@@ -11,8 +16,17 @@ import {
   toGrammarSchema,
 } from '../../activities/model/local/decision';
 import { SequencePool } from '../../activities/model/local/pool';
-import { TOOL_RESULT_CHARS, buildChat } from '../../activities/model/local/prompt';
+import {
+  SEARCH_RESULTS_SHOWN,
+  TOOL_RESULT_CHARS,
+  buildChat,
+  resultValuesText,
+  searchResultsText,
+} from '../../activities/model/local/prompt';
+import type { SqlQueryData } from '../../activities/sql/results';
+import { formatQueryResult } from '../../activities/sql/results';
 import { parseModelSpec } from '../../client/model-spec';
+import { renderSearchPicks } from '../../shared/citations';
 import {
   AFTER_RESULTS_TEXT,
   FEW_SHOT_EXAMPLE,
@@ -115,6 +129,116 @@ describe('the chat a small model reads', () => {
     expect(chat).toHaveLength(6);
     // No calculator offered, no calculator example.
     expect(buildChat(task, [getTime!], LOCAL_TOOL_CARDS)).toHaveLength(2);
+  });
+
+  test('a SQL result reads as values, not as a row count', () => {
+    const read = (columns: string[], rows: unknown[][], truncated: SqlQueryData['truncated'] = false) =>
+      resultValuesText(
+        formatQueryResult(
+          {
+            connection: 'sample',
+            engine: 'pglite',
+            statementType: 'SELECT',
+            kind: 'read',
+            columns,
+            rows,
+            rowCount: rows.length,
+            truncated,
+            durationMs: 1,
+          },
+          { maxRows: 2, maxBytes: 10_000 },
+        ).content,
+      );
+    expect(read(['count'], [['400']])).toBe('count = 400');
+    expect(read(['name', 'price'], [['Kettle', 77.1]])).toBe('name = Kettle, price = 77.1');
+    const many = read(
+      ['country', 'n'],
+      [
+        ['DE', 44],
+        ['FR', 61],
+      ],
+      'rows',
+    );
+    expect(many.split('\n').slice(0, 3)).toEqual([
+      '2 rows:',
+      '- country = DE, n = 44',
+      '- country = FR, n = 61',
+    ]);
+    expect(many).toContain('Truncated: showing the first 2 rows');
+    expect(read(['count'], [])).toBe('no rows');
+    // Anything else is shown as the tool wrote it.
+    expect(resultValuesText('Unknown column "x"')).toBe('Unknown column "x"');
+    const chat = buildChat(
+      [
+        ...task,
+        {
+          role: 'assistant',
+          content: null,
+          toolCalls: [{ id: 'q', name: 'sql_query', arguments: { sql: 'SELECT 1' } }],
+        },
+        {
+          role: 'tool',
+          toolCallId: 'q',
+          name: 'sql_query',
+          content: 'SELECT: 1 row.\ncolumns: ["count"]\n["400"]',
+        },
+      ],
+      [sqlQuery!],
+      LOCAL_TOOL_CARDS,
+    );
+    expect((chat.at(-1) as { text: string }).text).toContain('Result of sql_query: count = 400');
+  });
+
+  test('search results read as the best passages, best first', () => {
+    const records = [
+      { title: 'Travel › Hotels', text: 'Up to 180 EUR\n per night.' },
+      { title: 'Rail', text: 'Nozomi trains…' },
+      { title: 'Packing', text: 'Roll clothes.' },
+    ];
+    const content = renderSearchPicks(records, [
+      [0, 'a1'],
+      [1, 'a2'],
+      [2, 'a3'],
+    ]);
+    expect(searchResultsText(content)).toBe(
+      '[1] Travel › Hotels: Up to 180 EUR per night.\n[2] Rail: Nozomi trains…',
+    );
+    expect(SEARCH_RESULTS_SHOWN).toBe(2);
+    expect(searchResultsText('No results found.')).toBe('No results found.');
+    expect(searchResultsText('[{"not":"a result"}]')).toBe('[{"not":"a result"}]');
+  });
+
+  test('a later step offers the tools that have not answered yet: a refused call may be mended', () => {
+    const call = (id: string, name: string): ChatMessage => ({
+      role: 'assistant',
+      content: null,
+      toolCalls: [{ id, name, arguments: {} }],
+    });
+    const names = (messages: ChatMessage[]) => notYetAnswered(messages, tools).map((t) => t.name);
+    expect(names(task)).toEqual(['get_time', 'calculator', 'notify_user', 'sql_query']);
+    const refused: ChatMessage[] = [
+      ...task,
+      call('a', 'calculator'),
+      { role: 'tool', toolCallId: 'a', name: 'calculator', content: 'Cannot evaluate', isError: true },
+    ];
+    expect(names(refused)).toEqual(['get_time', 'calculator', 'notify_user', 'sql_query']);
+    const answered: ChatMessage[] = [
+      ...refused,
+      call('b', 'calculator'),
+      { role: 'tool', toolCallId: 'b', name: 'calculator', content: '4' },
+      call('c', 'sql_query'),
+      { role: 'tool', toolCallId: 'c', name: 'sql_query', content: 'count = 4' },
+    ];
+    expect(names(answered)).toEqual(['get_time', 'notify_user']);
+    // Right after a first refusal the decision must be a call; after a second one it may answer.
+    expect(mendsRefusal(refused)).toBe(true);
+    expect(mendsRefusal(answered)).toBe(false);
+    const twice: ChatMessage[] = [
+      ...refused,
+      call('d', 'calculator'),
+      { role: 'tool', toolCallId: 'd', name: 'calculator', content: 'Cannot evaluate', isError: true },
+    ];
+    expect(mendsRefusal(twice)).toBe(false);
   });
 
   test("a run's own instructions are kept", () => {
@@ -222,6 +346,11 @@ describe('answers that loop', () => {
     expect(repeatsItself('It is 437. The answer is 437. The answer is 437. The answer is 437.')).toBe(true);
     expect(repeatsItself('Yes. Yes. Yes. It is 437.')).toBe(false);
     expect(repeatsItself('The answer is 437. The answer is 437.')).toBe(false);
+    // A loop with no sentence end in it.
+    expect(repeatsItself('It costs 75/100*75=75/100*75=75/100*75=')).toBe(true);
+    expect(repeatsItself('It costs 75/100*75=75/100*75=')).toBe(false);
+    expect(repeatsItself('1111111111111111111')).toBe(false);
+    expect(repeatsItself('about 1,000,000,000,000,000,000')).toBe(false);
   });
 
   test('the answer keeps each sentence once and drops a repeat cut short', () => {

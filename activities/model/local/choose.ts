@@ -13,6 +13,8 @@ const CONTENT_FREE_TASKS = ['N/A', '?', ''];
 
 /** What is written before the name. */
 const NAME_PREFIX = '{"tool":"';
+/** What follows the name; its first characters may share a token with the closing quote. */
+const NAME_SUFFIX = '","arguments":';
 
 /** The tokens of the chat up to where the model's reply starts. */
 function chatTokens(chat: LlamaCpp.LlamaChat, history: LlamaCpp.ChatHistoryItem[]): LlamaCpp.Token[] {
@@ -36,7 +38,14 @@ export async function nameLogProbs(
 ): Promise<number[]> {
   const { sequence, model } = chat;
   const prompt = chatTokens(chat, history);
-  const replies = names.map((name) => model.tokenize(`${NAME_PREFIX}${name}"`, false, 'trimLeadingSpace'));
+  // Each reply runs to the token that holds the name's closing quote, tokenized as the model writes it.
+  const replies = names.map((name) => {
+    const head = `${NAME_PREFIX}${name}`;
+    const tokens = model.tokenize(`${head}${NAME_SUFFIX}`, false, 'trimLeadingSpace');
+    let end = 1;
+    while (end < tokens.length && model.detokenize(tokens.slice(0, end)).length <= head.length) end += 1;
+    return tokens.slice(0, end);
+  });
   let shared = 0;
   while (replies.every((r) => r.length > shared + 1 && r[shared] === replies[0]?.[shared])) shared += 1;
   const context = [...prompt, ...(replies[0]?.slice(0, shared) ?? [])];
@@ -65,7 +74,33 @@ export async function nameLogProbs(
     return outputs[outputs.length - 1]?.next.probabilities ?? new Map();
   };
 
+  /**
+   * Log-probability of the tokens that finish a name alone in its branch, closing quote included:
+   * the branch's first token ("get") also carries every other name the model might have in mind
+   * ("get_customers"), which only the rest of the name tells apart.
+   */
+  const tailLogProb = async (path: LlamaCpp.Token[], tail: LlamaCpp.Token[]): Promise<number> => {
+    if (tail.length === 0) return 0;
+    const input: LlamaCpp.ControlledEvaluateInputItem[] = [last, ...path, ...tail.slice(0, -1)];
+    for (let i = path.length; i < input.length; i++) {
+      input[i] = [input[i] as LlamaCpp.Token, { generateNext: { probabilities: true } }];
+    }
+    const outputs = await sequence.controlledEvaluate(input);
+    await sequence.eraseContextTokenRanges([{ start: base, end: sequence.nextTokenIndex }]);
+    let sum = 0;
+    tail.forEach((token, k) => {
+      const p = outputs[path.length + k]?.next.probabilities?.get(token) ?? 0;
+      sum += Math.log(Math.max(p, 1e-12));
+    });
+    return sum;
+  };
+
   const split = async (members: number[], depth: number, path: LlamaCpp.Token[]): Promise<void> => {
+    if (members.length === 1) {
+      const i = members[0] as number;
+      scores[i] = (scores[i] ?? 0) + (await tailLogProb(path, replies[i]?.slice(shared + depth) ?? []));
+      return;
+    }
     if (members.length < 2) return;
     const probabilities = await nextProbabilities(path);
     const groups = new Map<LlamaCpp.Token, number[]>();

@@ -36,7 +36,12 @@ export interface DecideOutput {
   usage: Usage;
 }
 
-/** The calibrated first choice among the tools, with the priors computed once per tool set. */
+/**
+ * The first choice among the tools, by the model's probabilities of their names: calibrated, with
+ * the priors computed once per tool set, for a model without tool training; as they are for a model
+ * trained on tool calls, whose preference is already about the task (measured on Qwen2.5-Coder-0.5B:
+ * 30/32 right uncalibrated, 27/32 calibrated).
+ */
 async function chooseTool(
   loaded: LoadedLocalModel,
   chat: LlamaCpp.LlamaChat,
@@ -44,6 +49,10 @@ async function chooseTool(
   history: LlamaCpp.ChatHistoryItem[],
 ): Promise<ModelToolSpec> {
   const names = input.tools.map((t) => t.name);
+  if (loaded.toolTrained) {
+    const scores = await nameLogProbs(chat, history, names);
+    return input.tools[scores.indexOf(Math.max(...scores))] as ModelToolSpec;
+  }
   const system = history[0];
   const key = JSON.stringify([system, names]);
   let priors = loaded.memo.get(key) as number[] | undefined;
@@ -64,22 +73,56 @@ async function chooseTool(
 }
 
 /**
- * The tools a later decision may call: those the run has not called yet. A small model shown a
- * tool's result tends to call the same tool again rather than answer; offering each tool once turns
- * that loop into an answer, and still lets a task use several tools in turn.
+ * The tools a later decision may call: those that have not yet returned a result. A small model
+ * shown a tool's result tends to call the same tool again rather than answer; offering each tool
+ * until it has answered turns that loop into an answer, still lets a task use several tools in turn
+ * (schema, then query, then notification), and lets the model mend a call the tool refused.
  */
-function notYetCalled(messages: ChatMessage[], tools: ModelToolSpec[]): ModelToolSpec[] {
-  const called = new Set(
-    messages.flatMap((m) => (m.role === 'assistant' ? (m.toolCalls ?? []).map((c) => c.name) : [])),
-  );
-  return tools.filter((t) => !called.has(t.name));
+export function notYetAnswered(messages: ChatMessage[], tools: ModelToolSpec[]): ModelToolSpec[] {
+  const answered = new Set(messages.flatMap((m) => (m.role === 'tool' && !m.isError ? [m.name] : [])));
+  return tools.filter((t) => !answered.has(t.name));
+}
+
+/**
+ * Whether this decision follows a tool's first refusal: it must then be a call, so the model mends
+ * its arguments (or takes another tool) instead of passing the error on as its answer. After a second
+ * refusal of the same tool the answer is allowed again, so a tool that keeps refusing ends the run.
+ */
+export function mendsRefusal(messages: ChatMessage[]): boolean {
+  let i = messages.length - 1;
+  const refused: string[] = [];
+  for (; i >= 0 && messages[i]?.role === 'tool'; i--) {
+    const m = messages[i] as Extract<ChatMessage, { role: 'tool' }>;
+    if (m.isError) refused.push(m.name);
+  }
+  if (refused.length === 0) return false;
+  const refusals = (name: string) =>
+    messages.filter((m) => m.role === 'tool' && m.isError && m.name === name).length;
+  return refused.every((name) => refusals(name) === 1);
 }
 
 /** Sentences a loop is recognised by: long enough not to be a legitimate repeat like "Yes." */
 const SENTENCE = /[^.!?\n]{8,}[.!?\n]/g;
 
-/** Whether some sentence has been written three times: greedy decoding will not leave that loop. */
+/** Shortest and longest piece a loop without sentence ends is recognised by ("75/100*75=" again and again). */
+const LOOP_PIECE = { min: 6, max: 60 };
+
+/**
+ * Whether the text ends with one piece written three times in a row. A piece of fewer than three
+ * distinct characters is not a loop: "1,000,000,000,000" is a number.
+ */
+function endsInLoop(text: string): boolean {
+  for (let k = LOOP_PIECE.min; k <= LOOP_PIECE.max && 3 * k <= text.length; k++) {
+    const piece = text.slice(-k);
+    if (new Set(piece.trim()).size < 3) continue;
+    if (text.slice(-2 * k, -k) === piece && text.slice(-3 * k, -2 * k) === piece) return true;
+  }
+  return false;
+}
+
+/** Whether some sentence, or the text's end, has been written three times: greedy decoding will not leave that loop. */
 export function repeatsItself(text: string): boolean {
+  if (endsInLoop(text)) return true;
   const seen = new Map<string, number>();
   for (const [sentence] of text.matchAll(SENTENCE)) {
     const key = sentence.trim().toLowerCase();
@@ -119,8 +162,10 @@ export async function decide(
     ? input.tools.length > 1
       ? [await chooseTool(loaded, chat, input, history)]
       : input.tools
-    : notYetCalled(input.messages, input.tools);
-  const grammar = await loaded.grammar(decisionSchema(offered, input.cards, !firstDecision));
+    : notYetAnswered(input.messages, input.tools);
+  const grammar = await loaded.grammar(
+    decisionSchema(offered, input.cards, !firstDecision && !mendsRefusal(input.messages)),
+  );
   const { sequence } = chat;
   const meter = sequence.tokenMeter.getState();
   // Greedy decoding can fall into a loop ("The answer is 437. The answer is 437. …"): stop it there.

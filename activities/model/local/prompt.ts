@@ -9,9 +9,11 @@ import type { ChatMessage } from '../../../shared/conversation';
 import type { ModelToolSpec } from '../../../shared/model';
 import type { LocalToolCard } from '../../../prompts/local-model';
 import {
+  AFTER_ERROR_TEXT,
   AFTER_RESULTS_TEXT,
   ANSWER_CARD,
   ANSWER_TOOL,
+  CHAIN_EXAMPLE,
   FEW_SHOT_EXAMPLE,
   LOCAL_SYSTEM_PROMPT,
   extraInstructionsText,
@@ -64,6 +66,77 @@ export function systemText(tools: ModelToolSpec[], cards: Readonly<Record<string
   ].join('\n');
 }
 
+const SQL_SUMMARY = /^[A-Z]+: (?:no rows|(\d+) rows?)\.$/;
+
+/**
+ * A SQL result as values: `count = 400` rather than the summary line, the columns and one JSON array
+ * per row, which a small model reads as "1 row" and answers "1". Any other text is left as it is.
+ */
+export function resultValuesText(content: string): string {
+  const lines = content.split('\n');
+  const summary = SQL_SUMMARY.exec(lines[0] ?? '');
+  const columnsLine = /^columns: (\[.*\])$/.exec(lines[1] ?? '');
+  if (!summary || !columnsLine) return content;
+  let columns: string[];
+  const rows: unknown[][] = [];
+  let rest: string[] = [];
+  try {
+    columns = JSON.parse(columnsLine[1] as string) as string[];
+    for (const [i, line] of lines.slice(2).entries()) {
+      if (!line.startsWith('[')) {
+        rest = lines.slice(2 + i);
+        break;
+      }
+      rows.push(JSON.parse(line) as unknown[]);
+    }
+  } catch {
+    return content;
+  }
+  const value = (v: unknown) => (typeof v === 'string' ? v : JSON.stringify(v));
+  const rowText = (row: unknown[]) => columns.map((c, i) => `${c} = ${value(row[i])}`).join(', ');
+  const body =
+    rows.length === 1
+      ? [rowText(rows[0] as unknown[])]
+      : [`${rows.length} rows:`, ...rows.map((r) => `- ${rowText(r)}`)];
+  return [...(rows.length ? body : ['no rows']), ...rest].join('\n');
+}
+
+/** Search results a small model reads: the best ones; the others mostly mislead it. */
+export const SEARCH_RESULTS_SHOWN = 2;
+
+/**
+ * Search results (the JSON list every search tool returns to models) as plain passages, best first:
+ * `[1] title: text`. JSON's quoting and reference marks cost a small model tokens and attention; the
+ * passages are what it answers from. Any other text is left as it is.
+ */
+export function searchResultsText(content: string): string {
+  if (!content.startsWith('[{')) return content;
+  let results: unknown;
+  try {
+    results = JSON.parse(content);
+  } catch {
+    return content;
+  }
+  const list: unknown[] = Array.isArray(results) ? (results as unknown[]) : [];
+  const isPassage = (r: unknown): r is { title: string; text: string } => {
+    const record = r as { title?: unknown; text?: unknown } | null;
+    return typeof record?.title === 'string' && typeof record.text === 'string';
+  };
+  const passages = list.filter(isPassage);
+  if (passages.length === 0 || passages.length !== list.length) return content;
+  return passages
+    .slice(0, SEARCH_RESULTS_SHOWN)
+    .map((r, i) => `[${i + 1}] ${r.title}: ${r.text.replace(/\s+/g, ' ').trim()}`)
+    .join('\n');
+}
+
+/** What the model reads of a tool result: values for SQL rows, passages for searches, clipped to the budget. */
+function resultText(message: Extract<ChatMessage, { role: 'tool' }>): string {
+  const text =
+    message.name === 'sql_query' ? resultValuesText(message.content) : searchResultsText(message.content);
+  return clip(text, TOOL_RESULT_CHARS);
+}
+
 /** The chat the model continues with its next decision. */
 export function buildChat(
   messages: ChatMessage[],
@@ -71,22 +144,44 @@ export function buildChat(
   cards: Readonly<Record<string, LocalToolCard>>,
 ): ChatHistoryItem[] {
   let system = systemText(tools, cards);
+  const offered = (name: string) => tools.some((t) => t.name === name);
   const example = FEW_SHOT_EXAMPLE;
-  const chat: ChatHistoryItem[] = tools.some((t) => t.name === example.tool)
+  const chain = CHAIN_EXAMPLE;
+  const call = (tool: string, args: unknown): ChatHistoryItem => ({
+    type: 'model',
+    response: [decisionText(tool, args)],
+  });
+  const result = (tool: string, text: string): ChatHistoryItem => ({
+    type: 'user',
+    text: [toolResultText(tool, text), AFTER_RESULTS_TEXT].join('\n\n'),
+  });
+  const chat: ChatHistoryItem[] = offered(example.tool)
     ? [
         { type: 'user', text: example.task },
-        { type: 'model', response: [decisionText(example.tool, example.arguments)] },
-        {
-          type: 'user',
-          text: [toolResultText(example.tool, example.result), AFTER_RESULTS_TEXT].join('\n\n'),
-        },
-        { type: 'model', response: [decisionText(ANSWER_TOOL, { text: example.answer })] },
+        call(example.tool, example.arguments),
+        result(example.tool, example.result),
+        call(ANSWER_TOOL, { text: example.answer }),
       ]
     : [];
+  if (offered(chain.first.tool) && offered(chain.then.tool)) {
+    chat.push(
+      { type: 'user', text: chain.task },
+      call(chain.first.tool, chain.first.arguments),
+      result(chain.first.tool, chain.first.result),
+      call(chain.then.tool, chain.then.arguments),
+      result(chain.then.tool, chain.then.result),
+      call(ANSWER_TOOL, { text: chain.answer }),
+    );
+  }
   let results: string[] = [];
+  let refused = false;
+  let next: string | undefined;
   const flushResults = () => {
-    if (results.length) chat.push({ type: 'user', text: [...results, AFTER_RESULTS_TEXT].join('\n\n') });
+    const after = refused ? AFTER_ERROR_TEXT : (next ?? AFTER_RESULTS_TEXT);
+    if (results.length) chat.push({ type: 'user', text: [...results, after].join('\n\n') });
     results = [];
+    refused = false;
+    next = undefined;
   };
   for (const message of messages) {
     if (message.role !== 'tool') flushResults();
@@ -108,7 +203,9 @@ export function buildChat(
         break;
       }
       case 'tool':
-        results.push(toolResultText(message.name, clip(message.content, TOOL_RESULT_CHARS)));
+        results.push(toolResultText(message.name, resultText(message)));
+        refused ||= message.isError === true;
+        next = cards[message.name]?.after ?? next;
         break;
     }
   }

@@ -28,6 +28,11 @@ export interface LoadedLocalModel {
   pool: SequencePool<LlamaCpp.LlamaChat>;
   /** Wall-clock time the load took, in ms. */
   loadMs: number;
+  /**
+   * Whether the model was trained to call tools (its chat template has tool calls). Such a model's
+   * own preference among tool names is kept; the others' is calibrated (see choose.ts).
+   */
+  toolTrained: boolean;
   /** Values derived from the model and kept with it (the tool-choice priors), by key. */
   memo: Map<string, unknown>;
   /** A grammar for a decision schema, built once per distinct schema. */
@@ -118,6 +123,7 @@ async function load(path: string, options: LocalRuntimeOptions): Promise<LoadedL
     context,
     pool: new SequencePool(chats),
     loadMs: performance.now() - started,
+    toolTrained: toolTrained(model),
     memo: new Map(),
     grammar(schema) {
       const key = JSON.stringify(schema);
@@ -133,6 +139,17 @@ async function load(path: string, options: LocalRuntimeOptions): Promise<LoadedL
       return grammar;
     },
   };
+}
+
+/** Whether the model's chat template has tool calls and tool results (Qwen2.5's has, SmolLM2's not). */
+export function toolTrained(model: LlamaCpp.LlamaModel): boolean {
+  const template = (model.fileInfo.metadata as { tokenizer?: { chat_template?: unknown } }).tokenizer
+    ?.chat_template;
+  return (
+    typeof template === 'string' &&
+    /tool_call/.test(template) &&
+    /tool_response|role == "tool"|'tool'/.test(template)
+  );
 }
 
 /** Frees every loaded model and runtime (tests and benchmarks; a worker keeps them until it exits). */
