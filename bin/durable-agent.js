@@ -3,12 +3,13 @@
 // first use, and again after an edit), so a command starts without compiling it:
 //  - `kb …` from the kb commands' own bundle (bin/kb-entry.js);
 //  - the commands in FROM_SOURCE from the sources through tsx, as before: they start a long-running
-//    process (a worker, a server) or run workflow code, whose files Temporal's bundler and worker
-//    threads find beside the sources, and their start-up is small beside what they do;
+//    process (a worker, a server), run workflow code, whose files Temporal's bundler and worker
+//    threads find beside the sources, or run models (`eval` loads the local model's native runtime
+//    as an ES module, which the bundle cannot import), and their start-up is small beside what they do;
 //  - every other command (and `--help`) from the CLI's bundle (bin/cli-entry.js).
 'use strict';
 
-const FROM_SOURCE = new Set(['worker', 'demo', 'api', 'mcp', 'codec-server', 'replay']);
+const FROM_SOURCE = new Set(['worker', 'demo', 'api', 'mcp', 'codec-server', 'replay', 'eval']);
 /** Global options that take a value (cli/main.ts): what follows them is no command. */
 const GLOBAL_WITH_VALUE = new Set(['--address', '--namespace']);
 

@@ -1,7 +1,9 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { jsonBytes } from '../../shared/temporal-limits';
+import type { WindowPlan } from '../../shared/context-window';
 import { DEFAULT_WINDOW, estimateTokens } from '../../shared/context-window';
+import type { ChatMessage } from '../../shared/conversation';
 import type { CallModelInput, CallModelOutput, ModelToolSpec } from '../../shared/model';
 import type { ContentRef } from '../../shared/content';
 import { DEFAULT_CONTEXT_TOKENS } from '../../shared/model';
@@ -79,14 +81,19 @@ export interface ModelActivityDeps {
 /** Tokens kept free for the answer when the model choice sets no output limit. */
 const DEFAULT_RESERVE_TOKENS = 4096;
 
-/** Creates the `callModel` activity. Keys come from the worker's configuration only. */
-export function createModelActivities({ config, store, providers = {} }: ModelActivityDeps): ModelActivities {
+/** Picks the provider of a model choice, creating each once; a missing key fails naming the variable. */
+export function createProviderSelector({
+  config,
+  providers = {},
+}: Pick<ModelActivityDeps, 'config' | 'providers'>): (
+  name: CallModelInput['model']['provider'],
+) => ModelProvider {
   const scripted = providers.scripted ?? (createScriptedProvider(config.scriptsDir) as ModelProvider);
   const openai = config.models.openai;
   const anthropic = config.models.anthropic;
   let local: ModelProvider | undefined;
 
-  function provider(name: CallModelInput['model']['provider']): ModelProvider {
+  return function provider(name: CallModelInput['model']['provider']): ModelProvider {
     if (providers[name]) return providers[name];
     switch (name) {
       case 'scripted':
@@ -116,23 +123,45 @@ export function createModelActivities({ config, store, providers = {} }: ModelAc
         }) as ModelProvider;
         return local;
     }
-  }
+  };
+}
 
+/** What a model call sends, built from its input as the activity builds it. */
+export interface ModelRequest {
+  tools: ModelToolSpec[];
+  messages: ChatMessage[];
+  /** The conversation through this call's input: the next call's `conversation`. */
+  ref: ContentRef;
+  plan: WindowPlan;
+}
+
+/**
+ * The tools and the window of messages a call sends: the conversation stored so far plus what the
+ * input adds (stored write-once, so a retry stores nothing new), cut to the model's context.
+ */
+export async function prepareModelRequest(store: ContentStore, input: CallModelInput): Promise<ModelRequest> {
+  const tools = [...modelToolSpecs(input.tools), ...(await mcpToolSpecs(store, input.mcpTools))];
+  const { ref, node } = await appendConversation(store, input);
+  const model = input.model as { maxTokens?: number };
+  const contextTokens = input.window?.contextTokens ?? DEFAULT_CONTEXT_TOKENS[input.model.provider];
+  const { messages, plan } = await buildWindow(store, node, {
+    contextTokens,
+    // Room for the answer, never more than a quarter of the context.
+    reserveTokens: Math.min(model.maxTokens ?? DEFAULT_RESERVE_TOKENS, Math.floor(contextTokens / 4)),
+    toolTokens: estimateTokens(jsonBytes(tools)),
+    maxMessages: input.window?.maxMessages ?? DEFAULT_WINDOW.maxMessages,
+  });
+  return { tools, messages, ref, plan };
+}
+
+/** Creates the `callModel` activity. Keys come from the worker's configuration only. */
+export function createModelActivities({ config, store, providers = {} }: ModelActivityDeps): ModelActivities {
+  const provider = createProviderSelector({ config, providers });
   return {
     async callModel(input: CallModelInput): Promise<CallModelOutput> {
       const ctx = Context.current();
       const call = provider(input.model.provider);
-      const tools = [...modelToolSpecs(input.tools), ...(await mcpToolSpecs(store, input.mcpTools))];
-      const { ref, node } = await appendConversation(store, input);
-      const model = input.model as { maxTokens?: number };
-      const contextTokens = input.window?.contextTokens ?? DEFAULT_CONTEXT_TOKENS[input.model.provider];
-      const { messages, plan } = await buildWindow(store, node, {
-        contextTokens,
-        // Room for the answer, never more than a quarter of the context.
-        reserveTokens: Math.min(model.maxTokens ?? DEFAULT_RESERVE_TOKENS, Math.floor(contextTokens / 4)),
-        toolTokens: estimateTokens(jsonBytes(tools)),
-        maxMessages: input.window?.maxMessages ?? DEFAULT_WINDOW.maxMessages,
-      });
+      const { tools, messages, ref, plan } = await prepareModelRequest(store, input);
       const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
       try {
         const out = await call({

@@ -21,6 +21,9 @@ import type * as Timeline from '../../client/debug/timeline';
 import type * as TemporalWorker from '@temporalio/worker';
 import type * as Replay from '../../client/debug/replay';
 import type * as ReplayAll from '../../client/debug/replay-all';
+import type * as Eval from '../../client/eval/eval';
+import type * as EvalSources from '../../client/eval/sources';
+import type * as EvalProviders from '../../client/eval/providers';
 import type * as Render from './render';
 import type { TranscriptFormat } from './render';
 
@@ -47,6 +50,25 @@ function load() {
     ...(require('./render') as typeof Render),
   };
   /* eslint-enable @typescript-eslint/no-require-imports */
+}
+
+/** What `eval` runs besides the commands' shared modules: the model providers and the eval itself. */
+function loadEval() {
+  /* eslint-disable @typescript-eslint/no-require-imports -- loaded on demand */
+  return {
+    ...(require('../../client/eval/eval') as typeof Eval),
+    ...(require('../../client/eval/sources') as typeof EvalSources),
+    ...(require('../../client/eval/providers') as typeof EvalProviders),
+  };
+  /* eslint-enable @typescript-eslint/no-require-imports */
+}
+
+/** A percentage option: a number from 0 to 100. */
+function percentOption(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < 0 || n > 100)
+    throw new InvalidArgumentError('must be a percentage from 0 to 100');
+  return n;
 }
 
 /** Loads a history from `--file` or from the server by workflow id. */
@@ -320,6 +342,90 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
           await client.connection.close();
           await tracing?.shutdown();
         }
+      },
+    );
+
+  program
+    .command('eval')
+    .description(
+      'Ask another model or prompt to decide each step of recorded runs (no tool runs) and compare with what was recorded',
+    )
+    .argument('<runs...>', 'workflow ids, history files (from `export`), or folders of them')
+    .option('--model <provider:name>', 'the model to try (default: the model each run recorded)')
+    .option('--prompt-file <file>', 'the system prompt to try instead of the recorded one')
+    .option('--expect <file>', 'expected answers: [{ "task": "part of a task", "answer": ["regex", …] }]')
+    .option('--min-same-tool <percent>', 'fail when fewer steps choose the same tools', percentOption)
+    .option('--min-same-args <percent>', 'fail when fewer calls have the same arguments', percentOption)
+    .option('--min-answers <percent>', 'fail when fewer answers match --expect', percentOption)
+    .option('--json', 'print the verdicts and the summary as JSON')
+    .action(
+      async (
+        runs: string[],
+        o: {
+          model?: string;
+          promptFile?: string;
+          expect?: string;
+          minSameTool?: number;
+          minSameArgs?: number;
+          minAnswers?: number;
+          json?: boolean;
+        },
+      ) => {
+        const system = o.promptFile ? fs.readFileSync(o.promptFile, 'utf8') : undefined;
+        const { closeContentStores, connectClient, contentStoreFor, loadWorkerConfig, parseModelSpec } =
+          load();
+        const {
+          closeEvalModels,
+          evalProviders,
+          evalRun,
+          parseExpectations,
+          renderEval,
+          resolveEvalSources,
+          summarize,
+          thresholdMisses,
+          turnText,
+        } = loadEval();
+        const model = o.model ? parseModelSpec(o.model) : undefined;
+        const expectations = o.expect ? parseExpectations(fs.readFileSync(o.expect, 'utf8'), o.expect) : [];
+        const config = loadWorkerConfig();
+        const provider = evalProviders(config);
+        const sources = await resolveEvalSources(runs, () => connectClient(target()));
+        const verdicts = [];
+        try {
+          for (const source of sources) {
+            const store = source.bundle ?? contentStoreFor(config.contentStore);
+            const verdict = await evalRun(source.history, source.label, {
+              store,
+              provider,
+              candidate: { ...(model ? { model } : {}), ...(system !== undefined ? { system } : {}) },
+              expectations,
+              onStep: (s) => {
+                if (!o.json) {
+                  console.error(
+                    `  ${source.label} step ${s.step}: ${s.error ? `error: ${s.error}` : turnText(s.candidate, 60)}`,
+                  );
+                }
+              },
+            });
+            verdicts.push(verdict);
+          }
+        } finally {
+          await closeContentStores();
+          await closeEvalModels();
+        }
+        const summary = summarize(verdicts);
+        const misses = thresholdMisses(summary, {
+          ...(o.minSameTool !== undefined ? { sameTool: o.minSameTool } : {}),
+          ...(o.minSameArgs !== undefined ? { sameArgs: o.minSameArgs } : {}),
+          ...(o.minAnswers !== undefined ? { answers: o.minAnswers } : {}),
+        });
+        if (o.json) {
+          console.log(JSON.stringify({ runs: verdicts, summary, misses }, null, 2));
+        } else {
+          console.log(renderEval(verdicts));
+          for (const miss of misses) console.log(`FAILED: ${miss}`);
+        }
+        process.exitCode = misses.length ? 1 : 0;
       },
     );
 }
