@@ -6,8 +6,10 @@
  * notifications) and is judged on its first tool call (right tool? arguments valid?) and end to end
  * (a final answer, or notification, with the expected fact; the right arguments where a task says).
  *
- *   npx tsx bench/local-model.ts [model file in models/] [--threads N] [--set tuning|held-out|both]
+ *   npx tsx bench/local-model.ts [model files in models/ …] [--threads N] [--set tuning|held-out|both]
  *                                [--tasks N (first N of each set)] [--only <text in the task>]
+ *
+ * With several model files, each runs the same tasks in turn and a table compares them at the end.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -29,10 +31,15 @@ function flag(name: string): string | undefined {
 }
 
 const base = testConfig().models.local;
-const MODEL_PATH =
-  process.argv[2] && !process.argv[2].startsWith('--')
-    ? path.resolve(base.modelsDir, process.argv[2])
-    : base.modelPath;
+/** The model files named before the first flag, or the worker's default. */
+function modelPaths(): string[] {
+  const files: string[] = [];
+  for (const arg of process.argv.slice(2)) {
+    if (arg.startsWith('--')) break;
+    files.push(path.resolve(base.modelsDir, arg));
+  }
+  return files.length ? files : [base.modelPath];
+}
 const THREADS = Number(flag('--threads') ?? base.threads);
 const SET = flag('--set') ?? 'both';
 const ONLY = flag('--only');
@@ -43,7 +50,8 @@ const SETS: [string, BenchTask[]][] = [
   ...(SET !== 'tuning' ? [['held-out', pick(HELD_OUT_TASKS)] as [string, BenchTask[]]] : []),
 ];
 const TASKS = SETS.flatMap(([, tasks]) => tasks);
-const LOCAL = { ...base, modelPath: MODEL_PATH, threads: THREADS };
+let MODEL_PATH = base.modelPath;
+let LOCAL = { ...base, threads: THREADS };
 
 /** Load time, resident memory and plain generation speed, outside any workflow. */
 async function speed(): Promise<void> {
@@ -159,36 +167,89 @@ async function quality(): Promise<Outcome[]> {
 /** The goals of the local model's quality (docs/local-model.md). */
 const GOALS = { rightTool: 0.9, endToEnd: 0.8, stepP50Ms: 3000 };
 
-function report(name: string, outcomes: Outcome[]): void {
-  const share = (f: (o: Outcome) => boolean, goal?: number) => {
-    const n = outcomes.filter(f).length;
-    const rate = outcomes.length ? n / outcomes.length : 0;
-    const vs =
-      goal === undefined ? '' : `   goal ≥ ${(100 * goal).toFixed(0)} % ${rate >= goal ? 'met' : 'missed'}`;
-    return `${n}/${outcomes.length} (${(100 * rate).toFixed(0)} %)${vs}`;
-  };
-  console.log(`\n${name} set (${outcomes.length} tasks)`);
-  console.log(`  right tool first:  ${share((o) => o.rightTool, GOALS.rightTool)}`);
-  console.log(`  valid arguments:   ${share((o) => o.validArgs)}`);
-  console.log(`  end-to-end:        ${share((o) => o.endToEnd, GOALS.endToEnd)}`);
+/** The figures of one set, beside the goals. */
+interface SetFigures {
+  name: string;
+  tasks: number;
+  rightTool: number;
+  validArgs: number;
+  endToEnd: number;
 }
 
-async function main() {
-  await speed();
-  const outcomes = await quality();
-  await disposeLocalModels();
-  for (const [name, tasks] of SETS)
-    report(
-      name,
-      outcomes.filter((o) => tasks.includes(o.task)),
-    );
-  const steps = outcomes.flatMap((o) => (o.steps ? [o.ms / o.steps] : []));
-  const sorted = [...steps].sort((a, b) => a - b);
-  const p50 = sorted[Math.floor((sorted.length - 1) / 2)] ?? 0;
-  console.log(`\nmodel call:        ${summary(outcomes.flatMap((o) => o.modelMs))}`);
+function figures(name: string, outcomes: Outcome[]): SetFigures {
+  const count = (f: (o: Outcome) => boolean) => outcomes.filter(f).length;
+  return {
+    name,
+    tasks: outcomes.length,
+    rightTool: count((o) => o.rightTool),
+    validArgs: count((o) => o.validArgs),
+    endToEnd: count((o) => o.endToEnd),
+  };
+}
+
+const pct = (n: number, of: number) => `${n}/${of} (${of ? ((100 * n) / of).toFixed(0) : 0} %)`;
+const vsGoal = (n: number, of: number, goal: number) =>
+  `   goal ≥ ${(100 * goal).toFixed(0)} % ${of && n / of >= goal ? 'met' : 'missed'}`;
+
+function report(f: SetFigures): void {
+  console.log(`\n${f.name} set (${f.tasks} tasks)`);
   console.log(
-    `agent step (wall): ${summary(steps)}   goal p50 ≤ ${GOALS.stepP50Ms} ms ${p50 <= GOALS.stepP50Ms ? 'met' : 'missed'}`,
+    `  right tool first:  ${pct(f.rightTool, f.tasks)}${vsGoal(f.rightTool, f.tasks, GOALS.rightTool)}`,
   );
+  console.log(`  valid arguments:   ${pct(f.validArgs, f.tasks)}`);
+  console.log(
+    `  end-to-end:        ${pct(f.endToEnd, f.tasks)}${vsGoal(f.endToEnd, f.tasks, GOALS.endToEnd)}`,
+  );
+}
+
+const median = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? 0;
+
+async function main() {
+  const rows: { model: string; sets: SetFigures[]; stepP50: number; modelP50: number }[] = [];
+  for (const modelPath of modelPaths()) {
+    MODEL_PATH = modelPath;
+    LOCAL = { ...base, modelPath, threads: THREADS };
+    console.log(`\n=== ${path.basename(modelPath)}`);
+    await speed();
+    const outcomes = await quality();
+    await disposeLocalModels();
+    const sets = SETS.map(([name, tasks]) =>
+      figures(
+        name,
+        outcomes.filter((o) => tasks.includes(o.task)),
+      ),
+    );
+    sets.forEach(report);
+    const steps = outcomes.flatMap((o) => (o.steps ? [o.ms / o.steps] : []));
+    const stepP50 = median(steps);
+    console.log(`\nmodel call:        ${summary(outcomes.flatMap((o) => o.modelMs))}`);
+    console.log(`  first decision:  ${summary(outcomes.flatMap((o) => o.modelMs.slice(0, 1)))}`);
+    console.log(`  later decisions: ${summary(outcomes.flatMap((o) => o.modelMs.slice(1)))}`);
+    console.log(
+      `agent step (wall): ${summary(steps)}   goal p50 ≤ ${GOALS.stepP50Ms} ms ${stepP50 <= GOALS.stepP50Ms ? 'met' : 'missed'}`,
+    );
+    rows.push({
+      model: path.basename(modelPath),
+      sets,
+      stepP50,
+      modelP50: median(outcomes.flatMap((o) => o.modelMs)),
+    });
+  }
+  if (rows.length < 2) return;
+  console.log(
+    '\n=== side by side (goals: right first tool ≥ 90 %, end to end ≥ 80 % on each set, step p50 ≤ 3 s)',
+  );
+  for (const row of rows) {
+    const sets = row.sets
+      .map(
+        (f) => `${f.name}: first tool ${pct(f.rightTool, f.tasks)}, end to end ${pct(f.endToEnd, f.tasks)}`,
+      )
+      .join('; ');
+    console.log(
+      `${row.model}: ${sets}; step p50 ${(row.stepP50 / 1000).toFixed(1)} s, model call p50 ${(row.modelP50 / 1000).toFixed(1)} s`,
+    );
+  }
 }
 
 // The runtime's native threads and the worker's connection would keep the process alive.

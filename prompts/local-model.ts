@@ -20,6 +20,8 @@ export interface LocalToolCard {
   example: { task: string; arguments: Record<string, unknown> };
   /** What to do with the tool's result, when it is a step towards the answer rather than the answer. */
   after?: string;
+  /** What to do when the tool refused the call, instead of the general advice. */
+  refused?: string;
 }
 
 /** Cards of the tools the project ships. Tools without a card get their schema's required fields. */
@@ -60,6 +62,8 @@ export const LOCAL_TOOL_CARDS: Readonly<Record<string, LocalToolCard>> = Object.
       task: 'How many products do we sell?',
       arguments: { sql: 'SELECT count(*) FROM products' },
     },
+    refused:
+      'The query is wrong. Call sql_schema to see the real tables and columns, then call sql_query again.',
   },
   notify_user: {
     summary: 'send the user a notification now (an alert, a reminder, progress)',
@@ -130,7 +134,7 @@ export const CHAIN_EXAMPLE = {
     arguments: { message: '4 nights at 95 EUR cost 380 EUR.' },
     result: 'Notification sent.',
   },
-  answer: 'I sent you the total: 380 EUR.',
+  answer: '4 nights at 95 EUR cost 380 EUR.',
 } as const;
 
 /** How a tool result is shown to the model. */

@@ -205,6 +205,9 @@ describe('the chat a small model reads', () => {
     );
     expect(SEARCH_RESULTS_SHOWN).toBe(2);
     expect(searchResultsText('No results found.')).toBe('No results found.');
+    // Cut to the context's budget: the complete results are read, the cut one left out.
+    const cut = `${content.slice(0, content.indexOf('Nozomi') + 3)}\n… [content truncated]`;
+    expect(searchResultsText(cut)).toBe('[1] Travel › Hotels: Up to 180 EUR per night.');
     expect(searchResultsText('[{"not":"a result"}]')).toBe('[{"not":"a result"}]');
   });
 
@@ -239,6 +242,8 @@ describe('the chat a small model reads', () => {
       { role: 'tool', toolCallId: 'd', name: 'calculator', content: 'Cannot evaluate', isError: true },
     ];
     expect(mendsRefusal(twice)).toBe(false);
+    // A tool refused twice is no longer offered.
+    expect(names(twice)).toEqual(['get_time', 'notify_user', 'sql_query']);
   });
 
   test("a run's own instructions are kept", () => {

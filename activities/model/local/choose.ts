@@ -29,12 +29,14 @@ function chatTokens(chat: LlamaCpp.LlamaChat, history: LlamaCpp.ChatHistoryItem[
  * token trie and the model is asked only where names part (for most tool sets, once at the first
  * token and once inside `sql_…`): past that point a name is already decided, and a full vocabulary
  * distribution costs about as much as evaluating a token. Leaves the sequence holding the chat, so
- * the generation that follows reuses it.
+ * the generation that follows reuses it. With `onlyBest`, the scores are exact for the names that can
+ * still be the most likely, and for the others an upper bound under the best (enough for an argmax).
  */
 export async function nameLogProbs(
   chat: LlamaCpp.LlamaChat,
   history: LlamaCpp.ChatHistoryItem[],
   names: readonly string[],
+  options: { onlyBest?: boolean } = {},
 ): Promise<number[]> {
   const { sequence, model } = chat;
   const prompt = chatTokens(chat, history);
@@ -95,10 +97,12 @@ export async function nameLogProbs(
     return sum;
   };
 
+  /** Names alone in their branch, whose tails are scored once every branch is. */
+  const alone: { i: number; path: LlamaCpp.Token[]; tail: LlamaCpp.Token[] }[] = [];
   const split = async (members: number[], depth: number, path: LlamaCpp.Token[]): Promise<void> => {
     if (members.length === 1) {
       const i = members[0] as number;
-      scores[i] = (scores[i] ?? 0) + (await tailLogProb(path, replies[i]?.slice(shared + depth) ?? []));
+      alone.push({ i, path, tail: replies[i]?.slice(shared + depth) ?? [] });
       return;
     }
     if (members.length < 2) return;
@@ -120,6 +124,15 @@ export async function nameLogProbs(
     0,
     [],
   );
+  // A tail only lowers a score, so with `onlyBest` a name whose score so far is already under the
+  // best whole name cannot win, and its tail (a full distribution per token) is not computed.
+  alone.sort((a, b) => (scores[b.i] ?? 0) - (scores[a.i] ?? 0));
+  let best = -Infinity;
+  for (const { i, path, tail } of alone) {
+    if (options.onlyBest && (scores[i] ?? 0) < best) continue;
+    scores[i] = (scores[i] ?? 0) + (await tailLogProb(path, tail));
+    best = Math.max(best, scores[i] ?? 0);
+  }
   return scores;
 }
 

@@ -50,7 +50,7 @@ async function chooseTool(
 ): Promise<ModelToolSpec> {
   const names = input.tools.map((t) => t.name);
   if (loaded.toolTrained) {
-    const scores = await nameLogProbs(chat, history, names);
+    const scores = await nameLogProbs(chat, history, names, { onlyBest: true });
     return input.tools[scores.indexOf(Math.max(...scores))] as ModelToolSpec;
   }
   const system = history[0];
@@ -72,15 +72,22 @@ async function chooseTool(
   return input.tools[calibratedChoice(scores, priors)] as ModelToolSpec;
 }
 
+/** Refusals after which a tool is no longer offered: a small model retries the same call otherwise. */
+const MAX_REFUSALS = 2;
+
 /**
- * The tools a later decision may call: those that have not yet returned a result. A small model
+ * The tools a later decision may call: those that have not yet returned a result, nor refused twice. A small model
  * shown a tool's result tends to call the same tool again rather than answer; offering each tool
  * until it has answered turns that loop into an answer, still lets a task use several tools in turn
  * (schema, then query, then notification), and lets the model mend a call the tool refused.
  */
 export function notYetAnswered(messages: ChatMessage[], tools: ModelToolSpec[]): ModelToolSpec[] {
   const answered = new Set(messages.flatMap((m) => (m.role === 'tool' && !m.isError ? [m.name] : [])));
-  return tools.filter((t) => !answered.has(t.name));
+  const refusals = new Map<string, number>();
+  for (const m of messages) {
+    if (m.role === 'tool' && m.isError) refusals.set(m.name, (refusals.get(m.name) ?? 0) + 1);
+  }
+  return tools.filter((t) => !answered.has(t.name) && (refusals.get(t.name) ?? 0) < MAX_REFUSALS);
 }
 
 /**

@@ -104,30 +104,29 @@ export function resultValuesText(content: string): string {
 /** Search results a small model reads: the best ones; the others mostly mislead it. */
 export const SEARCH_RESULTS_SHOWN = 2;
 
+/** One search result as the JSON list writes it: its title and text, both complete. */
+const SEARCH_RESULT = /\{"title":("(?:[^"\\]|\\.)*"),"text":("(?:[^"\\]|\\.)*")/g;
+
 /**
  * Search results (the JSON list every search tool returns to models) as plain passages, best first:
  * `[1] title: text`. JSON's quoting and reference marks cost a small model tokens and attention; the
- * passages are what it answers from. Any other text is left as it is.
+ * passages are what it answers from. The list may arrive cut to the context's budget, so results are
+ * read one by one and a cut one is left out. Any other text is left as it is.
  */
 export function searchResultsText(content: string): string {
-  if (!content.startsWith('[{')) return content;
-  let results: unknown;
-  try {
-    results = JSON.parse(content);
-  } catch {
-    return content;
+  if (!content.startsWith('[{"title":')) return content;
+  const passages: string[] = [];
+  for (const m of content.matchAll(SEARCH_RESULT)) {
+    if (passages.length === SEARCH_RESULTS_SHOWN) break;
+    try {
+      const title = JSON.parse(m[1] as string) as string;
+      const text = JSON.parse(m[2] as string) as string;
+      passages.push(`[${passages.length + 1}] ${title}: ${text.replace(/\s+/g, ' ').trim()}`);
+    } catch {
+      break;
+    }
   }
-  const list: unknown[] = Array.isArray(results) ? (results as unknown[]) : [];
-  const isPassage = (r: unknown): r is { title: string; text: string } => {
-    const record = r as { title?: unknown; text?: unknown } | null;
-    return typeof record?.title === 'string' && typeof record.text === 'string';
-  };
-  const passages = list.filter(isPassage);
-  if (passages.length === 0 || passages.length !== list.length) return content;
-  return passages
-    .slice(0, SEARCH_RESULTS_SHOWN)
-    .map((r, i) => `[${i + 1}] ${r.title}: ${r.text.replace(/\s+/g, ' ').trim()}`)
-    .join('\n');
+  return passages.length ? passages.join('\n') : content;
 }
 
 /** What the model reads of a tool result: values for SQL rows, passages for searches, clipped to the budget. */
@@ -174,13 +173,13 @@ export function buildChat(
     );
   }
   let results: string[] = [];
-  let refused = false;
+  let refused: string | undefined;
   let next: string | undefined;
   const flushResults = () => {
-    const after = refused ? AFTER_ERROR_TEXT : (next ?? AFTER_RESULTS_TEXT);
+    const after = refused ?? next ?? AFTER_RESULTS_TEXT;
     if (results.length) chat.push({ type: 'user', text: [...results, after].join('\n\n') });
     results = [];
-    refused = false;
+    refused = undefined;
     next = undefined;
   };
   for (const message of messages) {
@@ -204,8 +203,8 @@ export function buildChat(
       }
       case 'tool':
         results.push(toolResultText(message.name, resultText(message)));
-        refused ||= message.isError === true;
-        next = cards[message.name]?.after ?? next;
+        if (message.isError) refused ??= cards[message.name]?.refused ?? AFTER_ERROR_TEXT;
+        else next = cards[message.name]?.after ?? next;
         break;
     }
   }
