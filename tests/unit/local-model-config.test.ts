@@ -1,12 +1,13 @@
 import os from 'node:os';
 import path from 'node:path';
-import { LOCAL_WEIGHTS } from '../../activities/model/local/weights';
+import { DEFAULT_LOCAL_WEIGHTS, LOCAL_WEIGHTS } from '../../activities/model/local/weights';
 import { PROJECT_ROOT } from '../../shared/project-root';
 import { ConfigError, defaultLocalThreads, loadWorkerConfig } from '../../workers/config';
 
 test('the local model defaults to the weights the setup installs, on all cores but one', () => {
+  expect(DEFAULT_LOCAL_WEIGHTS).toBe('qwen2.5-coder-0.5b');
   const { local } = loadWorkerConfig({}).models;
-  expect(local.modelPath).toBe(path.join(PROJECT_ROOT, 'models', LOCAL_WEIGHTS['smollm2-135m'].file));
+  expect(local.modelPath).toBe(path.join(PROJECT_ROOT, 'models', LOCAL_WEIGHTS[DEFAULT_LOCAL_WEIGHTS].file));
   expect(local.modelPathConfigured).toBe(false);
   expect(local.threads).toBe(Math.max(1, os.availableParallelism() - 1));
   expect([defaultLocalThreads(1), defaultLocalThreads(2), defaultLocalThreads(8)]).toEqual([1, 1, 7]);
@@ -26,7 +27,7 @@ test('the model file, the models folder and the threads come from the environmen
   });
   // Without a file of its own, the default file is looked for in the configured folder.
   expect(loadWorkerConfig({ DURABLE_AGENT_MODELS_DIR: '/srv/models' }).models.local.modelPath).toBe(
-    path.join('/srv/models', LOCAL_WEIGHTS['smollm2-135m'].file),
+    path.join('/srv/models', LOCAL_WEIGHTS[DEFAULT_LOCAL_WEIGHTS].file),
   );
 });
 
