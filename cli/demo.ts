@@ -29,7 +29,7 @@ function load() {
   /* eslint-enable @typescript-eslint/no-require-imports */
 }
 
-/** The demo job of the local model: one a small model does in two steps (a tool, then the answer). */
+/** The demo job of the local model: a database question (the schema or a query, then the answer). */
 const LOCAL_DEMO: Pick<AgentInput, 'task' | 'tools'> = {
   task: 'How many customers are in the database?',
   tools: ['get_time', 'calculator', 'knowledge_base_search', 'sql_schema', 'sql_query', 'notify_user'],

@@ -76,10 +76,10 @@ async function chooseTool(
 const MAX_REFUSALS = 2;
 
 /**
- * The tools a later decision may call: those that have not yet returned a result, nor refused twice. A small model
- * shown a tool's result tends to call the same tool again rather than answer; offering each tool
- * until it has answered turns that loop into an answer, still lets a task use several tools in turn
- * (schema, then query, then notification), and lets the model mend a call the tool refused.
+ * The tools a later decision may call: those that have neither returned a result nor refused twice.
+ * A small model shown a tool's result tends to call the same tool again rather than answer; offering
+ * each tool until it has answered turns that loop into an answer, still lets a task use several tools
+ * in turn (schema, then query, then notification), and lets the model mend a call the tool refused.
  */
 export function notYetAnswered(messages: ChatMessage[], tools: ModelToolSpec[]): ModelToolSpec[] {
   const answered = new Set(messages.flatMap((m) => (m.role === 'tool' && !m.isError ? [m.name] : [])));
@@ -96,9 +96,8 @@ export function notYetAnswered(messages: ChatMessage[], tools: ModelToolSpec[]):
  * refusal of the same tool the answer is allowed again, so a tool that keeps refusing ends the run.
  */
 export function mendsRefusal(messages: ChatMessage[]): boolean {
-  let i = messages.length - 1;
   const refused: string[] = [];
-  for (; i >= 0 && messages[i]?.role === 'tool'; i--) {
+  for (let i = messages.length - 1; i >= 0 && messages[i]?.role === 'tool'; i--) {
     const m = messages[i] as Extract<ChatMessage, { role: 'tool' }>;
     if (m.isError) refused.push(m.name);
   }
@@ -127,7 +126,10 @@ function endsInLoop(text: string): boolean {
   return false;
 }
 
-/** Whether some sentence, or the text's end, has been written three times: greedy decoding will not leave that loop. */
+/**
+ * Whether some sentence, or the text's end, has been written three times: greedy decoding will not
+ * leave that loop.
+ */
 export function repeatsItself(text: string): boolean {
   if (endsInLoop(text)) return true;
   const seen = new Map<string, number>();
