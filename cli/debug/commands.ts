@@ -391,6 +391,8 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
         const provider = evalProviders(config);
         const sources = await resolveEvalSources(runs, () => connectClient(target()));
         const verdicts = [];
+        // A run that cannot be evaluated is named and skipped; the others still are, and the exit code says it.
+        const unreadable: { source: string; error: string }[] = [];
         try {
           for (const source of sources) {
             const store = source.bundle ?? contentStoreFor(config.contentStore);
@@ -406,8 +408,13 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
                   );
                 }
               },
+            }).catch((err: unknown) => {
+              const error = err instanceof Error ? err.message : String(err);
+              unreadable.push({ source: source.label, error });
+              if (!o.json) console.error(`${source.label}: not evaluated: ${error}`);
+              return undefined;
             });
-            verdicts.push(verdict);
+            if (verdict) verdicts.push(verdict);
           }
         } finally {
           await closeContentStores();
@@ -419,8 +426,11 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
           ...(o.minSameArgs !== undefined ? { sameArgs: o.minSameArgs } : {}),
           ...(o.minAnswers !== undefined ? { answers: o.minAnswers } : {}),
         });
+        if (unreadable.length) {
+          misses.push(`${unreadable.length} of ${sources.length} runs could not be evaluated`);
+        }
         if (o.json) {
-          console.log(JSON.stringify({ runs: verdicts, summary, misses }, null, 2));
+          console.log(JSON.stringify({ runs: verdicts, summary, misses, unreadable }, null, 2));
         } else {
           console.log(renderEval(verdicts));
           for (const miss of misses) console.log(`FAILED: ${miss}`);

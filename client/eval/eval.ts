@@ -394,7 +394,7 @@ export function renderEval(runs: readonly RunVerdict[], width = 40): string {
   const t = summarize(runs);
   const share = (n: number, of: number) => `${n}/${of} (${percent(n, of).toFixed(0)} %)`;
   lines.push(
-    `${t.runs} runs, ${t.steps} model calls: same tool ${share(t.sameTool, t.steps)}, ` +
+    `${t.runs} run${t.runs === 1 ? '' : 's'}, ${t.steps} model call${t.steps === 1 ? '' : 's'}: same tool ${share(t.sameTool, t.steps)}, ` +
       `same arguments ${share(t.sameArgs, t.argsCompared)}, ` +
       `answers as expected ${t.answersChecked ? share(t.answersOk, t.answersChecked) : '(none expected)'}` +
       (t.failed ? `, ${t.failed} calls failed` : ''),
