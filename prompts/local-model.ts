@@ -1,5 +1,5 @@
 /**
- * The prompt scaffold of the `local` model provider: text a small model (about 100–300 M
+ * The prompt scaffold of the `local` model provider: text a small model (about 0.1–0.5 B
  * parameters) reads. Such a model follows a short, regular prompt far better than the tool
  * instructions written for large models, so every tool gets a one-line card here: what it is for,
  * the few arguments offered (the grammar makes them required), and one example. The model takes one
