@@ -1,3 +1,5 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { notificationDelivery } from '../client/deliver';
 import type { Interceptor, NextCall } from '@grpc/grpc-js';
 import { InterceptingCall, Metadata, status } from '@grpc/grpc-js';
@@ -49,12 +51,40 @@ const closedChannelGuard: Interceptor = (options, nextCall) => {
   }
 };
 
+/** Starts at a free port tried this many times: see {@link startDevServerOnFreePort}. */
+const PORT_ATTEMPTS = 3;
+
+/**
+ * Starts a headless dev server in a fresh folder on a free port. A port found free can be taken
+ * before the server binds it (the other jest worker starts dev servers too, each opening ports of its
+ * own), and the server then exits with "address already in use": that start is retried on another
+ * port, in another folder. Any other failure is thrown as it is.
+ */
+export async function startDevServerOnFreePort(
+  pickPort: () => Promise<number> = freePort,
+): Promise<{ dataDir: string; port: number; attempts: number }> {
+  for (let attempt = 1; ; attempt++) {
+    const dataDir = tempDir('devserver');
+    const port = await pickPort();
+    try {
+      await startDevServer({ dataDir, port, headless: true });
+      return { dataDir, port, attempts: attempt };
+    } catch (err) {
+      const log = path.join(dataDir, 'temporal.log');
+      const raced =
+        (err instanceof Error && err.message.includes('already in use')) ||
+        (fs.existsSync(log) && fs.readFileSync(log, 'utf8').includes('address already in use'));
+      if (!raced || attempt >= PORT_ATTEMPTS) throw err;
+      await stopDevServer({ dataDir, port }).catch(() => undefined);
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+}
+
 /** Starts a dev server from the pinned binary on a free port. */
 export async function startDevServerFixture(): Promise<DevServerFixture> {
   quietRuntime();
-  const dataDir = tempDir('devserver');
-  const port = await freePort();
-  await startDevServer({ dataDir, port, headless: true });
+  const { dataDir, port } = await startDevServerOnFreePort();
   const address = `127.0.0.1:${port}`;
   const client = new Client({
     connection: await Connection.connect({

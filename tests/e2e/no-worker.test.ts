@@ -3,19 +3,19 @@
  * one, `run` keeps waiting, and a worker started later picks the runs up. Ctrl-C on `run` leaves the
  * run going (and says how to cancel it) or, with --cancel-on-exit, cancels it.
  */
-import { startDevServer, stopDevServer } from '../../workers/dev-server';
+import { stopDevServer } from '../../workers/dev-server';
+import { startDevServerOnFreePort } from '../../testkit/dev-server';
 import type { WorkerProcess } from '../../testkit/processes';
-import { freePort, runCli, startCli, startWorkerProcess } from '../../testkit/processes';
-import { tempDir, uid } from '../../testkit/temporal';
+import { runCli, startCli, startWorkerProcess } from '../../testkit/processes';
+import { uid } from '../../testkit/temporal';
 
-const dataDir = tempDir('noworker');
+let dataDir: string;
 let port: number;
 let env: Record<string, string>;
 let worker: WorkerProcess | undefined;
 
 beforeAll(async () => {
-  port = await freePort();
-  await startDevServer({ dataDir, port, headless: true });
+  ({ dataDir, port } = await startDevServerOnFreePort());
   env = { TEMPORAL_ADDRESS: `127.0.0.1:${port}`, DURABLE_AGENT_TASK_QUEUE: uid('nw') };
 }, 120_000);
 
