@@ -23,7 +23,7 @@ import { testConfig, uid } from '../testkit/temporal';
 import type { BenchTask } from './fixtures/local-model-tasks';
 import { HELD_OUT_TASKS } from './fixtures/local-model-held-out';
 import { BENCH_TASKS, BENCH_TOOLS } from './fixtures/local-model-tasks';
-import { summary } from './stats';
+import { percentile, summary } from './stats';
 
 function flag(name: string): string | undefined {
   const i = process.argv.indexOf(name);
@@ -202,8 +202,8 @@ function report(f: SetFigures): void {
   );
 }
 
-const median = (values: number[]) =>
-  [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)] ?? 0;
+/** The p50 that `summary` prints, 0 for no samples. */
+const median = (values: number[]) => (values.length ? percentile(values, 50) : 0);
 
 async function main() {
   const rows: { model: string; sets: SetFigures[]; stepP50: number; modelP50: number }[] = [];

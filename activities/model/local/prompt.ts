@@ -66,7 +66,7 @@ export function systemText(tools: ModelToolSpec[], cards: Readonly<Record<string
   ].join('\n');
 }
 
-const SQL_SUMMARY = /^[A-Z]+: (?:no rows|(\d+) rows?)\.$/;
+const SQL_SUMMARY = /^[A-Z]+: (?:no rows|\d+ rows?)\.$/;
 
 /**
  * A SQL result as values: `count = 400` rather than the summary line, the columns and one JSON array
