@@ -9,6 +9,8 @@ import type { DatabasesConfig } from './sql/config';
  * What the activities read of the worker's configuration. The worker's own configuration
  * (`WorkerConfig` in workers/) holds this and its process settings; activities never reach up to it.
  */
+import type { StreamConfig } from './streaming';
+
 export interface ActivitiesConfig {
   /** The worker's task queue (notifications name it when they start an inbox). */
   taskQueue: string;
@@ -22,4 +24,6 @@ export interface ActivitiesConfig {
   mcp: McpConfig;
   /** Approval policies and model prices for every run, unless a run says otherwise (config file `runs`). */
   runDefaults: RunDefaults;
+  /** Where model calls publish live tokens (DURABLE_AGENT_STREAM); none when absent. */
+  stream?: StreamConfig;
 }

@@ -1,11 +1,15 @@
+import type { Logger } from '@temporalio/common';
 import type { ModelChoice } from '../shared/model';
 import type { NotificationDelivery } from '../shared/notifications/delivery';
 import type { ActivitiesConfig } from './config';
+import { claimedByCurrentRun } from './content/claiming';
+import { UNKNOWN_SERVICE } from '../shared/content-gc';
 import type { ContentStore } from './content/store';
 import { boundToolResult } from './content/tool-results';
 import { createEmailActivities } from './email';
 import { createMcpActivities } from './mcp';
 import { createModelActivities } from './model';
+import { streamChannelFor } from './streaming';
 import type { ModelProvider } from './model/provider';
 import { createNotificationActivities } from './notifications';
 import { createSearchActivities } from './search';
@@ -26,6 +30,10 @@ export interface ActivityDeps {
   now?: () => Date;
   /** How notifications reach workflows (client/deliver.ts); without it notify_user fails clearly. */
   deliver?: NotificationDelivery;
+  /** The worker's logger, for what happens outside any one activity (MCP connections). */
+  logger?: Logger;
+  /** The Temporal service the worker serves (its cluster id), named in the claims of stored content. */
+  temporalService?: string;
 }
 
 /** A tool activity whose results keep within their budgets (large ones go to the content store). */
@@ -37,10 +45,19 @@ export function withBoundedResults(tool: ToolActivity, store: ContentStore): Too
  * Every activity the worker registers: `callModel` plus one activity per tool, named after the tool.
  */
 export function createActivities(
-  deps: ActivityDeps,
+  input: ActivityDeps,
 ): Record<string, ToolActivity | ((input: never) => Promise<unknown>)> {
+  const deps = {
+    ...input,
+    store: claimedByCurrentRun(input.store, input.temporalService ?? UNKNOWN_SERVICE),
+  };
   const all: Record<string, ToolActivity | ((input: never) => Promise<unknown>)> = {
-    ...createModelActivities({ config: deps.config, store: deps.store, providers: deps.providers }),
+    ...createModelActivities({
+      config: deps.config,
+      store: deps.store,
+      providers: deps.providers,
+      stream: deps.config.stream ? streamChannelFor(deps.config.stream) : null,
+    }),
     get_time: createGetTime(deps.now),
     calculator,
     wait,
@@ -49,7 +66,7 @@ export function createActivities(
     ...createSearchActivities({ search: deps.config.search }),
     ...createSqlActivities({ config: deps.config.databases }),
     ...createRunDefaultsActivities(deps.config.runDefaults),
-    ...createMcpActivities({ config: deps.config.mcp, store: deps.store }),
+    ...createMcpActivities({ config: deps.config.mcp, store: deps.store, logger: deps.logger }),
   };
   for (const name of [...TOOL_NAMES, 'default']) {
     const tool = all[name] as ToolActivity | undefined;

@@ -2,6 +2,7 @@ import type { CallModelInput, CallModelOutput } from '../shared/model';
 import type { ToolActivityInput, ToolResult } from '../shared/tools/define';
 import type { DeliverNotificationInput } from '../shared/notifications/delivery';
 import type { McpCatalog, McpDiscoverInput } from '../shared/tools/mcp';
+import type { ContentGcInput, ContentGcReport } from '../shared/content-gc';
 export type { RunDefaults, RunDefaultsActivities } from './run/defaults';
 
 /** The model activity, as workflows see it. */
@@ -20,4 +21,9 @@ export interface NotificationActivities {
 /** MCP tool discovery (calls run as activities named `mcp:<server>/<tool>`, typed {@link ToolActivity}). */
 export interface McpActivities {
   mcpDiscover(input: McpDiscoverInput): Promise<McpCatalog>;
+}
+
+/** Content store garbage collection (activities/content/gc-activity.ts). */
+export interface ContentGcActivities {
+  collectContentGarbage(input: ContentGcInput): Promise<ContentGcReport>;
 }

@@ -7,7 +7,9 @@
  * (a final answer, or notification, with the expected fact; the right arguments where a task says).
  *
  *   npx tsx bench/local-model.ts [model files in models/ …] [--threads N] [--set tuning|held-out|both]
- *                                [--tasks N (first N of each set)] [--only <text in the task>]
+ *                                [--tasks N (first N of each set)] [--only <text in the task>] [--steps]
+ *
+ * `--steps` prints every tool call of a task with its arguments and the head of its result.
  *
  * With several model files, each runs the same tasks in turn and a table compares them at the end.
  */
@@ -43,6 +45,7 @@ function modelPaths(): string[] {
 const THREADS = Number(flag('--threads') ?? base.threads);
 const SET = flag('--set') ?? 'both';
 const ONLY = flag('--only');
+const STEPS = process.argv.includes('--steps');
 const pick = (tasks: readonly BenchTask[]) =>
   tasks.slice(0, Number(flag('--tasks') ?? tasks.length)).filter((t) => !ONLY || t.task.includes(ONLY));
 const SETS: [string, BenchTask[]][] = [
@@ -154,6 +157,15 @@ async function quality(): Promise<Outcome[]> {
             `${mark(outcome.rightTool)} tool ${mark(outcome.validArgs)} args ${mark(outcome.endToEnd)} e2e  ` +
               `${(ms / 1000).toFixed(1)} s, ${outcome.steps} steps  ${task.task}  → ${outcome.firstTool ?? '(no call)'}; ${outcome.note}`,
           );
+          if (STEPS) {
+            for (const e of events) {
+              if (e.kind === 'tool_started') console.log(`    ${e.tool} ${JSON.stringify(e.args)}`);
+              if (e.kind === 'tool_finished' || e.kind === 'tool_rejected')
+                console.log(
+                  `      ${e.isError ? '✗ ' : ''}${(e.text ?? '').replace(/\s+/g, ' ').slice(0, 160)}`,
+                );
+            }
+          }
         }
       },
       { models: { ...testConfig().models, local: LOCAL } },

@@ -14,6 +14,8 @@
  *   npx tsx bench/mcp.ts [steps=50] [runs=5] [warm-up=2]
  */
 import { performance } from 'node:perf_hooks';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { FileContentStore } from '../activities/content/file-store';
@@ -106,15 +108,18 @@ async function throughput(): Promise<{ sequential: number; concurrent: number }>
 async function discovery(): Promise<{ cold: number[]; warm: number[] }> {
   const store = new FileContentStore(tempDir('bench-mcp-store'));
   const input = { refs: ['mcp:everything'], reserved: [] };
+  // In an activity's context, as the worker runs it (discovery logs the tools it skips).
+  const activity = new MockActivityEnvironment(undefined, { logger: new DefaultLogger('ERROR') });
   const config = mcpConfig({ everything: everythingServer('bench-mcp-discovery') });
   const cold: number[] = [];
   const warm: number[] = [];
   for (let i = 0; i < COLD_DISCOVERIES; i++) {
     const pool = new McpPool(config);
     try {
-      cold.push(await time(() => discover(pool, store, input)));
+      cold.push(await time(() => activity.run(discover, pool, store, input)));
       if (i === COLD_DISCOVERIES - 1)
-        for (let j = 0; j < WARM_DISCOVERIES; j++) warm.push(await time(() => discover(pool, store, input)));
+        for (let j = 0; j < WARM_DISCOVERIES; j++)
+          warm.push(await time(() => activity.run(discover, pool, store, input)));
     } finally {
       await pool.close();
     }
@@ -138,6 +143,8 @@ interface AgentLane {
   tool: 'echo' | 'calculator';
   mode: Policy['localActivities'];
   calls: number[];
+  /** The call's activity from started to completed (the server's event times): the worker's part. */
+  execs: number[];
   steps: number[];
   discover: number[];
 }
@@ -171,6 +178,8 @@ async function agentRun(fx: DevServerFixture, taskQueue: string, lane: AgentLane
       ? roundTrips(history, lane.tool === 'echo' ? 'mcp:everything/echo' : 'calculator')
       : calls.map((e) => e.durationMs ?? NaN)),
   );
+  if (lane.mode === 'never')
+    lane.execs.push(...executions(history, lane.tool === 'echo' ? 'mcp:everything/echo' : 'calculator'));
   lane.discover.push(...serverTimes(history, 'mcpDiscover'));
 }
 
@@ -207,6 +216,19 @@ function serverTimes(history: HistoryEvents, type: string): number[] {
   });
 }
 
+/** Each activity of this type from started to completed: the worker runs it and reports back. */
+function executions(history: HistoryEvents, type: string): number[] {
+  return history.flatMap((e) => {
+    if (e.activityTaskScheduledEventAttributes?.activityType?.name !== type) return [];
+    const id = String(e.eventId);
+    const started = history.find(
+      (c) => String(c.activityTaskStartedEventAttributes?.scheduledEventId) === id,
+    );
+    const done = history.find((c) => String(c.activityTaskCompletedEventAttributes?.scheduledEventId) === id);
+    return started && done ? [eventMs(done) - eventMs(started)] : [];
+  });
+}
+
 /** One activity round trip of the bare workflow (two trivial activities per step), from its history. */
 async function floorRun(fx: DevServerFixture, taskQueue: string): Promise<number[]> {
   const handle = await fx.client.workflow.start('floorWorkflow', {
@@ -233,9 +255,16 @@ async function main(): Promise<void> {
   const disc = await discovery();
 
   const fx = await startDevServerFixture();
-  const never: AgentLane = { tool: 'echo', mode: 'never', calls: [], steps: [], discover: [] };
-  const tools: AgentLane = { tool: 'echo', mode: 'tools', calls: [], steps: [], discover: [] };
-  const builtIn: AgentLane = { tool: 'calculator', mode: 'never', calls: [], steps: [], discover: [] };
+  const never: AgentLane = { tool: 'echo', mode: 'never', calls: [], execs: [], steps: [], discover: [] };
+  const tools: AgentLane = { tool: 'echo', mode: 'tools', calls: [], execs: [], steps: [], discover: [] };
+  const builtIn: AgentLane = {
+    tool: 'calculator',
+    mode: 'never',
+    calls: [],
+    execs: [],
+    steps: [],
+    discover: [],
+  };
   const floorRegular: number[] = [];
   const floorLocal: number[] = [];
   try {
@@ -308,6 +337,12 @@ async function main(): Promise<void> {
     'MCP over the built-in tool, p50:',
     `${(p50(never.calls) - p50(builtIn.calls)).toFixed(2)} ms`,
     `   (echo through the agent − calculator through the agent; the direct call is ${p50(directCalls).toFixed(2)} ms back to back, ${p50(directPaced).toFixed(2)} ms paced)`,
+  );
+  row('echo activity, started → completed:', summary(never.execs));
+  row(
+    'calculator activity, started → completed:',
+    summary(builtIn.execs),
+    `  (difference ${(p50(never.execs) - p50(builtIn.execs)).toFixed(2)} ms: the MCP call inside the worker)`,
   );
   row('through an agent step, local activity:', summary(tools.calls), '  (workflow time, 1 ms steps)');
   row('one local activity, bare workflow:', summary(floorLocal), '  (wall clock per activity)');

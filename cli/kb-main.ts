@@ -4,12 +4,16 @@
  * The commands are the same `registerKbCommands` the full CLI shows in its help.
  */
 import { Command } from 'commander';
+import { closeKbs } from '../client/knowledge-base';
 import { exitAfterParsingWhenAsked, registerKbCommands } from './kb';
 
 const program = new Command().name('durable-agent');
 registerKbCommands(program);
 exitAfterParsingWhenAsked(program);
-program.parseAsync(process.argv).catch((err: unknown) => {
-  console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
-  process.exit(1);
-});
+program
+  .parseAsync(process.argv)
+  .then(() => closeKbs())
+  .catch((err: unknown) => {
+    console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });

@@ -1,8 +1,8 @@
 /**
- * `durable-agent kb …`: manage the local knowledge base from a shell. The commands run the same
- * indexing and search code as the worker's activities, in this process, on the same data folder.
- * Searching reads the index's last snapshot without taking the folder's lock, so it never waits
- * for a worker or a `kb add`; adding takes the lock.
+ * `durable-agent kb …`: manage the knowledge base from a shell. The commands run the same indexing
+ * and search code as the worker's activities, in this process, on the same index: the data folder
+ * of the embedded engine, or the PostgreSQL tables every worker shares. Searching takes no lock,
+ * so it never waits for a worker or a `kb add`; adding and removing take the writer's lock.
  *
  * Only what a command needs is loaded, and nothing of Temporal: `kb search` is meant to answer in a
  * fraction of a second.
@@ -11,11 +11,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import type { IndexProgress, KnowledgeBase, KnowledgeBaseHit } from '../client/knowledge-base';
+import type { IndexProgress, KnowledgeBaseHit, KnowledgeBaseWriter } from '../client/knowledge-base';
 import {
-  embedderOf,
   kbConfig,
   kbModules as load,
+  openKb,
   resolveProjectPath,
   searchArgs,
   withKb,
@@ -48,7 +48,7 @@ function progressBar(stream: NodeJS.WriteStream): { update(p: IndexProgress): vo
   };
 }
 
-async function addAndReport(kb: KnowledgeBase, target: string, chunkChars: number): Promise<void> {
+async function addAndReport(kb: KnowledgeBaseWriter, target: string, chunkChars: number): Promise<void> {
   const bar = progressBar(process.stderr);
   const started = Date.now();
   const report = await load
@@ -91,15 +91,15 @@ export function exitAfterParsingWhenAsked(program: Command): void {
   });
 }
 
-/** Adds `kb add`, `kb search` and `kb status` to the CLI. */
+/** Adds `kb add`, `kb search`, `kb list`, `kb remove` and `kb status` to the CLI. */
 export function registerKbCommands(program: Command): void {
   const kb = program
     .command('kb')
-    .description('The local knowledge base that knowledge_base_search reads (Markdown, text, HTML)');
+    .description('The knowledge base that knowledge_base_search reads (Markdown, text, HTML)');
   const withDataDir = (cmd: Command) =>
     cmd.option(
       '--data-dir <dir>',
-      'index folder (default: search.knowledgeBase.dataDir of the config, .data/kb)',
+      "index folder of the embedded engine (default: the config's search.knowledgeBase, else .data/kb)",
     );
 
   withDataDir(
@@ -127,7 +127,8 @@ export function registerKbCommands(program: Command): void {
   ).action(async (query: string, o: KbOpts & { maxResults: number; json?: boolean }) => {
     const args = { data: searchArgs(query, o.maxResults) };
     const cfg = kbConfig(o);
-    if (load.store().snapshotStats(cfg.dir).chunks === 0) {
+    const index = openKb(cfg);
+    if ((await index.stats()).chunks === 0) {
       await withKb(cfg, (k) =>
         load.indexer().seedIfEmpty(k, cfg.seed.map(resolveProjectPath), async (root) => {
           console.error(`The knowledge base is empty; indexing ${root} first.`);
@@ -135,8 +136,7 @@ export function registerKbCommands(program: Command): void {
         }),
       );
     }
-    const hits = await load.service().searchKnowledgeBase(cfg.dir, args.data.query, args.data.max_results, {
-      embedder: embedderOf(cfg),
+    const hits = await index.search(args.data.query, args.data.max_results, {
       onFallback: (reason) => console.error(`(lexical ranking only: ${reason})`),
     });
     if (o.json) {
@@ -152,12 +152,52 @@ export function registerKbCommands(program: Command): void {
     console.log(hits.map((h, i) => formatHit(h, i, tty)).join('\n'));
   });
 
+  withDataDir(
+    kb
+      .command('list')
+      .description('List the indexed documents: path, chunks and title')
+      .option('--json', 'print them as JSON'),
+  ).action(async (o: KbOpts & { json?: boolean }) => {
+    const docs = await openKb(kbConfig(o)).documents();
+    if (o.json) {
+      console.log(JSON.stringify(docs, null, 2));
+      return;
+    }
+    if (docs.length === 0) {
+      console.log('The knowledge base is empty; add documents with durable-agent kb add <folder>.');
+      return;
+    }
+    console.log(docs.map((d) => `${d.path}  (${d.chunks} chunks)  ${d.title}`).join('\n'));
+  });
+
+  withDataDir(
+    kb
+      .command('remove')
+      .description('Remove a document, or every document under a folder, from the index (the files stay)')
+      .argument('<path>', 'file or folder as it was added (it may no longer exist)'),
+  ).action(async (target: string, o: KbOpts) => {
+    const cfg = kbConfig(o);
+    const abs = path.resolve(target);
+    const removed = await withKb(cfg, async (k) => {
+      const n = await k.removeDocuments(await k.documentsUnder(abs));
+      await k.commit();
+      return n;
+    });
+    if (removed === 0) {
+      console.log(`Nothing indexed at ${abs}; durable-agent kb list shows what is.`);
+      process.exitCode = 1;
+      return;
+    }
+    console.log(`${abs}: ${removed} document${removed === 1 ? '' : 's'} removed`);
+  });
+
   withDataDir(kb.command('status').description('Show where the index is and how big it is')).action(
     async (o: KbOpts) => {
       const cfg = kbConfig(o);
-      const s = load.store().snapshotStats(cfg.dir);
+      const index = openKb(cfg);
+      const s = await index.stats();
       const semantic = cfg.embeddings ? `; semantic recall with ${cfg.embeddings.model}` : '';
-      console.log(`${cfg.dir}: ${s.documents} documents, ${s.chunks} chunks${semantic}`);
+      console.log(`${index.where}: ${s.documents} documents, ${s.chunks} chunks${semantic}`);
     },
   );
 }

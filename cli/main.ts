@@ -13,6 +13,7 @@ import type * as WorkerRun from '../workers/run';
 import type * as Deliver from '../client/deliver';
 import type * as CodecServer from '../server/codec-server';
 import { registerApprovalCommands } from './approvals';
+import { registerContentCommands } from './content';
 import { registerDebugCommands } from './debug/commands';
 import { registerDemoCommand } from './demo';
 import { exitAfterParsingWhenAsked, registerKbCommands } from './kb';
@@ -21,6 +22,7 @@ import { registerNotificationCommands } from './notifications';
 import { positiveInt } from './options';
 import { registerRunCommand } from './run-command';
 import { registerRunControlCommands } from './run-control';
+import { registerScheduleCommands } from './schedules';
 
 const program = new Command();
 program
@@ -94,6 +96,8 @@ program
 registerRunCommand(program, target);
 registerRunControlCommands(program, target);
 registerDemoCommand(program, target);
+registerScheduleCommands(program, target);
+registerContentCommands(program, target);
 
 // ---------------------------------------------------------------- codec-server
 program

@@ -14,6 +14,7 @@ import type * as Answer from '../client/answer';
 import type * as Pollers from '../client/pollers';
 import type * as StartRun from '../client/start-run';
 import type * as Watch from '../client/watch';
+import type * as LiveTokens from '../client/live-tokens';
 import type * as RunInput from './run-input';
 
 /** What `run` runs, loaded when it runs: `--help` and a mistyped flag load none of it. */
@@ -28,6 +29,7 @@ function load() {
     ...(require('../client/pollers') as typeof Pollers),
     ...(require('../client/start-run') as typeof StartRun),
     ...(require('../client/watch') as typeof Watch),
+    ...(require('../client/live-tokens') as typeof LiveTokens),
     ...(require('./run-input') as typeof RunInput),
   };
   /* eslint-enable @typescript-eslint/no-require-imports */
@@ -66,6 +68,10 @@ export function registerRunCommand(program: Command, target: () => TemporalTarge
     .option('--task-queue <name>', 'task queue (default DURABLE_AGENT_TASK_QUEUE or durable-agent)')
     .option('--json', 'print one JSON object with the outcome instead of progress')
     .option('--no-wait', 'start the run and print its id without waiting')
+    .option(
+      '--no-stream',
+      'do not type the model’s answers as they come (live tokens); print each when it is done',
+    )
     .option('--cancel-on-exit', 'Ctrl-C cancels the run (default: the run goes on without this command)')
     .action(async (task: string | undefined, o: RunOpts, cmd: Command) => {
       if (task === undefined && !o.input)
@@ -85,6 +91,10 @@ export function registerRunCommand(program: Command, target: () => TemporalTarge
         usageLine,
         watchRun,
         workflowPollers,
+        followLiveTokens,
+        formatEventBesideTokens,
+        liveChannelFromEnv,
+        liveTokenPrinter,
       } = load();
       const config = loadWorkerConfig();
       const modelGiven = cmd.getOptionValueSource('model') !== 'default';
@@ -132,10 +142,24 @@ export function registerRunCommand(program: Command, target: () => TemporalTarge
           noWorker(taskQueue),
         );
         const worker = watchingWorkers;
-        const outcome = await watchRun(client, handle, (l) => {
-          worker.progressed();
-          if (!o.json) console.log(printable(l, true));
-        });
+        // Live tokens: each answer typed as it comes, beside the run's event lines.
+        const channel = o.json || o.stream === false ? null : liveChannelFromEnv();
+        const printer = liveTokenPrinter((text) => process.stdout.write(printable(text, true)));
+        const live = channel
+          ? followLiveTokens(channel, workflowId, { onEvent: (e) => printer.onEvent(e) })
+          : null;
+        const outcome = await watchRun(
+          client,
+          handle,
+          (l) => {
+            worker.progressed();
+            if (!o.json) printer.line(printable(l, true));
+          },
+          250,
+          live ? formatEventBesideTokens(printer.typed) : undefined,
+        );
+        live?.stop();
+        printer.flush();
         watchingWorkers.stop();
         const answer = outcome.result?.answer;
         const resolved = answer ? await resolveRunAnswer(client, workflowId, answer) : undefined;
@@ -154,12 +178,17 @@ export function registerRunCommand(program: Command, target: () => TemporalTarge
           if (resolved && !resolved.ok) console.error(`note: ${resolved.error}`);
           if (r.stopReason !== 'final_answer')
             console.log(`\nStopped by the ${r.stopReason} budget${r.budget ? `: ${r.budget}` : ''}.`);
-          console.log(
-            `\n${resolved ? printable(formatAnswer(resolved.rendered), true) : `(no answer: stopped by ${r.stopReason})`}\n\n` +
-              usageLine(r),
-          );
+          // With an output schema the answer is its JSON, shown parsed and indented.
+          const shown =
+            r.output !== undefined
+              ? printable(JSON.stringify(r.output, null, 2), true)
+              : resolved
+                ? printable(formatAnswer(resolved.rendered), true)
+                : `(no answer: stopped by ${r.stopReason})`;
+          console.log(`\n${shown}\n\n${usageLine(r)}`);
         } else {
-          console.error(`Run ${outcome.outcome}: ${printable(outcome.error ?? '', true)}`);
+          const type = outcome.errorType ? ` (${outcome.errorType})` : '';
+          console.error(`Run ${outcome.outcome}${type}: ${printable(outcome.error ?? '', true)}`);
         }
         process.exitCode = outcome.exitCode;
       } finally {

@@ -5,6 +5,8 @@ import { SIZE_BUDGETS, overBudgetMessage, utf8Bytes } from '../shared/temporal-l
 import type { RunLimitName } from '../shared/run-limits';
 import { formatAnswer } from '../shared/render-citations';
 import { localTime } from '../shared/local-time';
+import { printable } from '../shared/identifiers';
+import { formatRunBuild } from '../shared/worker-versioning';
 import type { TemporalTarget } from '../workers/connect';
 import type * as TemporalClient from '@temporalio/client';
 import type * as AgentMessages from '../shared/agent/messages';
@@ -15,6 +17,8 @@ import type * as Retries from '../client/retries';
 import type * as TemporalErrors from '../client/temporal-errors';
 import type * as TracedClient from '../client/traced-client';
 import type * as Watch from '../client/watch';
+import type * as LiveTokens from '../client/live-tokens';
+import type * as RunBuild from '../client/run-build';
 
 /** What the commands run, loaded when one runs: `--help` and a mistyped flag load none of it. */
 function load() {
@@ -29,6 +33,8 @@ function load() {
     ...(require('../client/temporal-errors') as typeof TemporalErrors),
     ...(require('../client/traced-client') as typeof TracedClient),
     ...(require('../client/watch') as typeof Watch),
+    ...(require('../client/live-tokens') as typeof LiveTokens),
+    ...(require('../client/run-build') as typeof RunBuild),
   };
   /* eslint-enable @typescript-eslint/no-require-imports */
 }
@@ -57,22 +63,69 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
   }
 
   program
+    .command('watch')
+    .description(
+      'Follow a run until it ends: its events, and each model answer typed as it comes (live tokens)',
+    )
+    .argument('<id>', 'workflow id')
+    .option('--no-stream', 'print each model answer when it is done instead of as it comes')
+    .action(async (id: string, o: { stream?: boolean }) => {
+      const { followLiveTokens, formatEventBesideTokens, liveChannelFromEnv, liveTokenPrinter, watchRun } =
+        load();
+      await withHandle(id, async (h, client) => {
+        // A run that does not exist is named now, not after a silent wait.
+        const desc = await h.describe();
+        console.log(`Watching ${id} (${desc.status.name}); Ctrl-C stops watching, the run goes on`);
+        const channel = o.stream === false ? null : liveChannelFromEnv();
+        const printer = liveTokenPrinter((text) => process.stdout.write(printable(text, true)));
+        // A late joiner first gets the answer being typed so far, then the rest as it comes.
+        const live = channel ? followLiveTokens(channel, id, { onEvent: (e) => printer.onEvent(e) }) : null;
+        const outcome = await watchRun(
+          client,
+          h,
+          (l) => {
+            printer.line(printable(l, true));
+          },
+          250,
+          live ? formatEventBesideTokens(printer.typed) : undefined,
+        );
+        live?.stop();
+        printer.flush();
+        if (outcome.result) {
+          const r = outcome.result;
+          console.log(
+            `\n${r.output !== undefined ? JSON.stringify(r.output, null, 2) : (r.answer ?? `(no answer: stopped by ${r.stopReason})`)}`,
+          );
+        } else {
+          console.error(`Run ${outcome.outcome}: ${printable(outcome.error ?? '', true)}`);
+        }
+        process.exitCode = outcome.exitCode;
+      });
+    });
+
+  program
     .command('status')
     .description('Show a run’s state: status, step, usage, pending tool calls, last error')
     .argument('<id>', 'workflow id')
     .option('--json', 'JSON output')
     .action(async (id: string, o: { json?: boolean }) => {
-      const { counted, describeRunLimit, formatRetry, resolveRunAnswer, retryingActivities } = load();
+      const { counted, describeRunLimit, formatRetry, resolveRunAnswer, retryingActivities, runBuild } =
+        load();
       await withHandle(id, async (h, client) => {
         const desc = await h.describe();
         const state = await queryStateOrExplain(h, client, desc, o.json === true);
         if (!state) return;
         const resolved = state.answer === null ? undefined : await resolveRunAnswer(client, id, state.answer);
+        const build = runBuild(desc);
         if (o.json) {
           const citations = resolved?.rendered.citations ?? [];
           const retrying = retryingActivities(desc);
           console.log(
-            JSON.stringify({ workflowStatus: desc.status.name, ...state, retrying, citations }, null, 2),
+            JSON.stringify(
+              { workflowStatus: desc.status.name, ...state, build, retrying, citations },
+              null,
+              2,
+            ),
           );
           return;
         }
@@ -83,6 +136,18 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
           `usage: ${counted(state.usage.modelCalls, 'model call')}, ${counted(state.usage.toolCalls, 'tool call')}, ` +
             `${state.usage.inputTokens}+${state.usage.outputTokens} tokens; continued as new ${state.continuations}×`,
         );
+        if (state.costUsd) console.log(`cost: $${state.costUsd.toFixed(4)} (sub-agents included)`);
+        if (build) console.log(`on ${formatRunBuild(build)}`);
+        if (state.parent)
+          console.log(
+            `sub-agent ${state.parent.agent} of run ${state.parent.workflowId} (call ${state.parent.toolCallId})`,
+          );
+        for (const c of state.agents ?? [])
+          console.log(
+            `sub-agent ${c.agent} ${c.toolCallId}: ${c.status}, ${counted(c.steps, 'step')}, ` +
+              `${c.usage.inputTokens}+${c.usage.outputTokens} tokens${c.costUsd ? `, $${c.costUsd.toFixed(4)}` : ''}` +
+              ` (run ${c.workflowId})${c.error ? `: ${c.error}` : ''}`,
+          );
         for (const p of state.pendingToolCalls)
           console.log(`pending: ${p.name} ${p.toolCallId} (${p.state})`);
         for (const a of state.approvals ?? [])

@@ -21,6 +21,8 @@ export interface RunOpts {
   id?: string;
   reuse?: boolean;
   json?: boolean;
+  /** false with --no-stream: answers printed when done, not typed as they come. */
+  stream?: boolean;
   wait: boolean;
   taskQueue?: string;
   cancelOnExit?: boolean;

@@ -172,7 +172,9 @@ export function explainTargetError(err: unknown, target: string): unknown {
     if (cause instanceof ApplicationFailure && /^Invalid/.test(cause.type ?? '')) {
       return new NotificationTargetError('invalid_input', cause.message);
     }
-    if (/update|handler/i.test(cause?.message ?? '') && /not|unknown|no /i.test(cause?.message ?? '')) {
+    // Only the SDK's own words for a workflow without the handler: other update failures (a server
+    // restarting, a registry closing) say "not" too and are worth a retry, not a verdict.
+    if (/no registered handler for update|unknown update/i.test(cause?.message ?? '')) {
       return new NotificationTargetError(
         'not_a_notification_target',
         `Workflow "${target}" does not take notifications (give an agent run id or inbox:<user>)`,

@@ -9,6 +9,7 @@ import {
   AgentModelKey,
   AgentStatusKey,
   AgentStepKey,
+  modelAttribute,
 } from '../shared/search-attributes';
 
 const registered = new WeakMap<Client, Promise<boolean>>();
@@ -48,42 +49,50 @@ export function idPolicies(reuse: boolean) {
       };
 }
 
+/** Where and how an agent run starts: see {@link agentStartOptions}. */
+export interface AgentStartPlace {
+  workflowId: string;
+  taskQueue: string;
+  memo?: Record<string, unknown>;
+  /** State to start from (a fork's conversation up to its step), the workflow's second argument. */
+  carried?: unknown;
+}
+
 /**
- * Starts an agent run. Where the namespace has the agent search attributes they are set at start,
- * which tells the workflow to keep them current (status, step, model, last tool).
+ * The start options every agent run gets, however it is started (`run`, a fork, the MCP server, a
+ * schedule's action): its arguments, its memo (`task`, and `notifyUser`, which `approvals --user`
+ * looks for) and, where the namespace has the agent search attributes, their first values, which
+ * tell the workflow to keep them current (status, step, model, last tool).
  */
-export async function startAgentRun(
-  client: Client,
-  input: AgentInput,
-  opts: {
-    workflowId: string;
-    taskQueue: string;
-    memo?: Record<string, unknown>;
-    reuse?: boolean;
-    /** State to start from (a fork's conversation up to its step), the workflow's second argument. */
-    carried?: unknown;
-  },
-): Promise<WorkflowHandleWithFirstExecutionRunId> {
-  const model =
-    input.model.provider === 'scripted' ? 'scripted' : `${input.model.provider}:${input.model.model}`;
+export async function agentStartOptions(client: Client, input: AgentInput, opts: AgentStartPlace) {
   const attributes: SearchAttributePair[] = [
     { key: AgentStatusKey, value: 'running' },
     { key: AgentStepKey, value: 0 },
-    { key: AgentModelKey, value: model },
+    { key: AgentModelKey, value: modelAttribute(input.model) },
   ];
+  return {
+    taskQueue: opts.taskQueue,
+    workflowId: opts.workflowId,
+    args: opts.carried !== undefined ? [input, opts.carried] : [input],
+    memo: {
+      task: input.task.slice(0, 200),
+      ...(input.notify?.user ? { notifyUser: input.notify.user } : {}),
+      ...opts.memo,
+    },
+    ...((await hasAgentSearchAttributes(client)) ? { typedSearchAttributes: attributes } : {}),
+  };
+}
+
+/** Starts an agent run with {@link agentStartOptions}. */
+export async function startAgentRun(
+  client: Client,
+  input: AgentInput,
+  opts: AgentStartPlace & { reuse?: boolean },
+): Promise<WorkflowHandleWithFirstExecutionRunId> {
   try {
     return await client.workflow.start(AGENT_WORKFLOW_TYPE, {
-      taskQueue: opts.taskQueue,
-      workflowId: opts.workflowId,
-      args: opts.carried !== undefined ? [input, opts.carried] : [input],
-      // notifyUser lets `approvals --user` find the runs that ask this user.
-      memo: {
-        task: input.task.slice(0, 200),
-        ...(input.notify?.user ? { notifyUser: input.notify.user } : {}),
-        ...opts.memo,
-      },
+      ...(await agentStartOptions(client, input, opts)),
       ...idPolicies(opts.reuse ?? false),
-      ...((await hasAgentSearchAttributes(client)) ? { typedSearchAttributes: attributes } : {}),
     });
   } catch (err) {
     if (err instanceof WorkflowExecutionAlreadyStartedError) {

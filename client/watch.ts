@@ -1,7 +1,11 @@
+import path from 'node:path';
 import { formatRetry, retryingActivities } from './retries';
+import type { StreamChannel } from '../activities/streaming';
+import { STREAM_ENV, parseStreamSetting, streamChannelFor } from '../activities/streaming';
+import { PROJECT_ROOT } from '../shared/project-root';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { WorkflowFailedError } from '@temporalio/client';
-import { CancelledFailure, TerminatedFailure } from '@temporalio/common';
+import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
 import type { AgentEvent, AgentResult } from '../shared/agent';
 import { eventsQuery } from '../shared/agent/messages';
 
@@ -10,6 +14,8 @@ export interface RunOutcome {
   outcome: 'completed' | 'stopped' | 'failed' | 'cancelled';
   result?: AgentResult;
   error?: string;
+  /** The failure's type when the run failed with one (`OutputValidationError`, `InvalidAgentInput`, …). */
+  errorType?: string;
   exitCode: number;
 }
 
@@ -49,6 +55,10 @@ export function formatEvent(e: AgentEvent): string | null {
       return `${step} continued as new (${e.text})`;
     case 'mcp_tools':
       return `${step} ${short(e.text, 400)}`;
+    case 'agent_started':
+      return `${step} ↳ sub-agent ${e.tool} started as run ${e.text} (${e.toolCallId})`;
+    case 'agent_finished':
+      return `${step} ${e.isError ? '✗' : '↲'} sub-agent ${short(e.text, 400)}`;
     case 'budget_warning':
       return `${step} ⚠ ${e.text}`;
     case 'stopped':
@@ -69,6 +79,7 @@ export async function watchRun(
   handle: WorkflowHandle,
   print: (line: string) => void,
   pollMs = 250,
+  format: (e: AgentEvent) => string | null = formatEvent,
 ): Promise<RunOutcome> {
   let since = 0;
   let done = false;
@@ -87,7 +98,7 @@ export async function watchRun(
       const events = await follow.query(eventsQuery, { since });
       for (const e of events) {
         since = Math.max(since, e.seq);
-        const line = formatEvent(e);
+        const line = format(e);
         if (line) print(line);
       }
     } catch {
@@ -126,7 +137,13 @@ export async function watchRun(
       if (err.cause instanceof CancelledFailure || err.cause instanceof TerminatedFailure) {
         return { outcome: 'cancelled', error: err.cause.message || 'cancelled', exitCode: EXIT.cancelled };
       }
-      return { outcome: 'failed', error: err.cause?.message ?? err.message, exitCode: EXIT.failed };
+      const errorType = err.cause instanceof ApplicationFailure ? err.cause.type : undefined;
+      return {
+        outcome: 'failed',
+        error: err.cause?.message ?? err.message,
+        ...(errorType ? { errorType } : {}),
+        exitCode: EXIT.failed,
+      };
     }
     throw err;
   }
@@ -140,4 +157,27 @@ export function counted(n: number, noun: string): string {
 /** The closing line of a run: steps, tool calls, tokens. */
 export function usageLine(r: Pick<AgentResult, 'steps' | 'usage'>): string {
   return `${counted(r.steps, 'step')}, ${counted(r.usage.toolCalls, 'tool call')}, ${r.usage.inputTokens}+${r.usage.outputTokens} tokens`;
+}
+
+/**
+ * The event lines beside live tokens: a model's answer already typed as it came is not printed
+ * again, only how long it took.
+ */
+export function formatEventBesideTokens(typed: (step: number) => boolean): (e: AgentEvent) => string | null {
+  return (e) => {
+    if (e.kind === 'model_finished' && typed(e.step))
+      return `[step ${e.step}] model answered in ${e.durationMs ?? 0} ms`;
+    // The typed line shows the model at work; its start line would only cut into it.
+    if (e.kind === 'model_started' && typed(e.step)) return null;
+    return formatEvent(e);
+  };
+}
+
+/** The live-token channel the environment names (DURABLE_AGENT_STREAM), or null when off or unreadable. */
+export function liveChannelFromEnv(env: NodeJS.ProcessEnv = process.env): StreamChannel | null {
+  try {
+    return streamChannelFor(parseStreamSetting(env[STREAM_ENV], path.join(PROJECT_ROOT, '.data', 'streams')));
+  } catch {
+    return null;
+  }
 }

@@ -18,7 +18,10 @@ export interface LocalToolCard {
   args: Record<string, string>;
   /** A task this tool answers and the call for it (kept away from the quality bench's tasks). */
   example: { task: string; arguments: Record<string, unknown> };
-  /** What to do with the tool's result, when it is a step towards the answer rather than the answer. */
+  /**
+   * What to do with the tool's result, when it is a step towards the answer rather than the answer;
+   * `{task}` stands for the run's task.
+   */
   after?: string;
   /** What to do when the tool refused the call, instead of the general advice. */
   refused?: string;
@@ -33,8 +36,14 @@ export const LOCAL_TOOL_CARDS: Readonly<Record<string, LocalToolCard>> = Object.
   },
   calculator: {
     summary: 'arithmetic: sums, percentages, prices',
-    args: { expression: 'arithmetic expression, e.g. "(2+3)*4"' },
-    example: { task: 'What is 15% of 80 plus 12?', arguments: { expression: '80*15/100+12' } },
+    // Measured on Qwen2.5-Coder-0.5B: with an example without brackets it dropped the task's own
+    // ("(45 + 55) * 12" → "45+55*12"), without a discount it computed the discount, not the price, and
+    // with a one-item discount ("(100-15)*60/100") it subtracted in "the refund for 3 items at 49.90".
+    args: { expression: 'arithmetic expression; copy any brackets from the task' },
+    example: {
+      task: 'What do 2 shirts at 30 EUR cost with 15% off?',
+      arguments: { expression: '(2*30)*(100-15)/100' },
+    },
   },
   knowledge_base_search: {
     summary: "search the user's own documents and notes (guides, policies, how-tos)",
@@ -53,7 +62,10 @@ export const LOCAL_TOOL_CARDS: Readonly<Record<string, LocalToolCard>> = Object.
     summary: 'list the tables and columns of the database',
     args: {},
     example: { task: 'Which tables are in the database?', arguments: {} },
-    after: 'If the task asks about the data, call sql_query now with a SELECT over these tables and columns.',
+    // "{task}" is the run's task: after the schema, the query otherwise lost what it was for
+    // ("SELECT * FROM customers … LIMIT 10" for "How many customers … are from Germany?").
+    after:
+      'If the task asks about the data, call sql_query now with a SELECT over these tables and columns that answers: {task}',
   },
   sql_query: {
     summary: 'run one SQL SELECT on the shop database (customers, products, orders, order_items)',

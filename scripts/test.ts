@@ -1,7 +1,8 @@
 /**
  * `npm test` after its pretest: the suite's jest commands, every one run to its end even when one
- * before it failed, then one closing summary (the 10 slowest test files of all commands, passed /
- * failed / skipped counts) and exit code 1 when any command failed.
+ * before it failed, then one closing summary (the 10 slowest test files of all commands, each failed
+ * test with the start of its message, passed / failed / skipped counts) and exit code 1 when any
+ * command failed.
  *
  *   - the suite: every test file but the local-model ones, in the two jest workers of
  *     jest.config.js (test files are isolated: own servers, ports, task queues, schemas, mail tokens);
@@ -16,7 +17,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../shared/project-root';
-import type { FileTiming, RunTotals } from '../testkit/test-run';
+import type { FileTiming, RunTotals, TestFailure } from '../testkit/test-run';
 import { RUN_DIR_ENV, readRunResults } from '../testkit/test-run';
 
 const JEST = path.join(PROJECT_ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
@@ -59,12 +60,28 @@ function runJest(command: JestCommand, runDir: string): Promise<number> {
   });
 }
 
-function printSummary(timings: FileTiming[], totals: RunTotals, failedCommands: string[]): void {
+/** The closing list of failed tests, so the tail of a long CI log names each one and why. */
+function printFailures(failures: TestFailure[]): void {
+  if (!failures.length) return;
+  console.log(`\nFailed tests (${failures.length}):`);
+  for (const f of failures) {
+    console.log(`  ✕ ${f.file} › ${f.test}`);
+    for (const line of f.message.split('\n').slice(0, 12)) console.log(`      ${line}`);
+  }
+}
+
+function printSummary(
+  timings: FileTiming[],
+  totals: RunTotals,
+  failures: TestFailure[],
+  failedCommands: string[],
+): void {
   const files = [...timings].sort((a, b) => b.ms - a.ms);
   const all = files.reduce((sum, f) => sum + f.ms, 0);
   console.log(`\nSlowest test files (of ${files.length}, ${(all / 1000).toFixed(0)} s in all):`);
   for (const f of files.slice(0, SLOWEST))
     console.log(`  ${(f.ms / 1000).toFixed(1).padStart(6)} s  ${f.file}`);
+  printFailures(failures);
   if (failedCommands.length) console.log(`\nFailed: jest ${failedCommands.join(', jest ')}`);
   console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 }
@@ -78,8 +95,8 @@ async function main(): Promise<number> {
       console.log(`\n== jest ${command.args.join(' ')}`);
       if ((await runJest(command, runDir)) !== 0) failed.push(command.name);
     }
-    const { timings, totals } = readRunResults(runDir);
-    printSummary(timings, totals, failed);
+    const { timings, totals, failures } = readRunResults(runDir);
+    printSummary(timings, totals, failures, failed);
   } finally {
     fs.rmSync(runDir, { recursive: true, force: true });
   }

@@ -16,6 +16,8 @@ export interface PendingApproval {
   step: number;
   /** When the call is refused if nobody decides (ISO 8601). */
   deadline: string;
+  /** When the call began to wait (ISO 8601; carried over continue-as-new). */
+  requestedAt?: string;
 }
 
 /** One run as the runs list (`GET /api/runs`) shows it. */
@@ -50,6 +52,8 @@ export interface AgentEvent {
     | 'user_message'
     | 'continued_as_new'
     | 'mcp_tools'
+    | 'agent_started'
+    | 'agent_finished'
     | 'budget_warning'
     | 'final_answer'
     | 'stopped'
@@ -72,4 +76,45 @@ export interface RetryingActivityView {
   lastError: string;
   /** When the next attempt starts (ISO 8601), when it waits for one. */
   nextAttemptAt?: string;
+}
+
+/** A run a schedule started, as schedule views list it. */
+export interface ScheduledRunView {
+  workflowId: string;
+  /** The time the firing was due (ISO 8601); a trigger's is when it was asked for. */
+  scheduledAt: string;
+  /** When the run was started (ISO 8601). */
+  startedAt: string;
+}
+
+/** A schedule of agent runs as lists show it (`GET /api/schedules`, `schedule list --json`). */
+export interface ScheduleSummary {
+  scheduleId: string;
+  paused: boolean;
+  /** Why it is paused (or the last note set on it), if any. */
+  note: string | null;
+  /** When it fires, in words: `cron "0 9 * * *" (Europe/Paris)`, `every 1h`. */
+  timing: string;
+  /** The task's first 200 characters. */
+  task: string | null;
+  /** Its next firings (ISO 8601), soonest first; none while paused. */
+  nextRuns: string[];
+  /** The runs it started last, oldest first. */
+  recentRuns: ScheduledRunView[];
+}
+
+/** One schedule in full (`GET /api/schedules/:id`, `schedule describe --json`). */
+export interface ScheduleDetails extends ScheduleSummary {
+  /** `skip`, `buffer-one`, `buffer-all`, `cancel-other`, `terminate-other` or `allow-all`. */
+  overlap: string;
+  /** How late a missed firing may still start, e.g. `5m`. */
+  catchupWindow: string;
+  taskQueue: string | null;
+  /** `scripted`, `openai:<model>`, …: as the runs list shows a run's model. */
+  model: string | null;
+  /** Runs it started that are still going. */
+  runningRuns: string[];
+  /** Firings that started a run, firings skipped because a run was still going, firings missed. */
+  counts: { started: number; skippedOverlap: number; missedCatchupWindow: number };
+  created: string;
 }

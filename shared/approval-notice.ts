@@ -22,6 +22,8 @@ export const APPROVAL_NOTICE_ATTRS = Object.freeze({
   toolCall: 'data-tool-call',
   /** `waiting` while the call waits for a decision, `ended` once it was decided or timed out. */
   state: 'data-state',
+  /** A sub-agent's call: the workflow id of the run that started the sub-agent. */
+  parentRun: 'data-parent-run',
 } as const);
 
 /**
@@ -61,6 +63,8 @@ export interface ApprovalNoticeFacts {
   deadline: string;
   /** Whether the call still waits for a decision (the detail then says how to answer). */
   waiting: boolean;
+  /** When the run is a sub-agent: the run that started it, and the sub-agent's name there. */
+  parent?: { run: string; agent: string };
 }
 
 /**
@@ -74,9 +78,13 @@ export function approvalNoticeDetail(f: ApprovalNoticeFacts): string {
   const deadline = escapeHtml(f.deadline);
   const marks =
     `class="${APPROVAL_NOTICE_CLASS}" ${APPROVAL_NOTICE_ATTRS.run}="${run}" ` +
-    `${APPROVAL_NOTICE_ATTRS.toolCall}="${id}" ${APPROVAL_NOTICE_ATTRS.state}="${f.waiting ? 'waiting' : 'ended'}"`;
+    `${APPROVAL_NOTICE_ATTRS.toolCall}="${id}" ${APPROVAL_NOTICE_ATTRS.state}="${f.waiting ? 'waiting' : 'ended'}"` +
+    (f.parent ? ` ${APPROVAL_NOTICE_ATTRS.parentRun}="${escapeHtml(f.parent.run)}"` : '');
+  const parent = f.parent
+    ? ` (sub-agent <code>${escapeHtml(cut(f.parent.agent, 64))}</code> of run <a href="${escapeHtml(runPagePath(f.parent.run))}">${escapeHtml(f.parent.run)}</a>)`
+    : '';
   const head =
-    `<p ${marks}>Run <a href="${escapeHtml(runPagePath(f.run))}">${run}</a>, ` +
+    `<p ${marks}>Run <a href="${escapeHtml(runPagePath(f.run))}">${run}</a>${parent}, ` +
     `${escapeHtml(cut(f.tool, APPROVAL_NOTICE_BOUNDS.toolChars))} call <code>${id}</code>, ` +
     `until <time datetime="${deadline}">${deadline}</time></p>` +
     `<pre>${escapeHtml(approvalArgsPreview(f.args))}</pre>`;

@@ -89,12 +89,19 @@ export function toolNameProblems(names: readonly string[], enabled?: readonly st
     if (isMcpRef(name)) {
       const ref = parseMcpRef(name);
       if (typeof ref === 'string') problems.push(ref);
-      else if (enabled && !enabled.includes(name) && !enabled.includes(`${MCP_PREFIX}${ref.server}`)) {
+      else if (
+        enabled &&
+        !enabled.includes(name) &&
+        !enabled.includes(`${MCP_PREFIX}${ref.server}`) &&
+        // A whole server names the tools of it that the run enables one by one.
+        !(ref.tool === undefined && enabled.some((t) => t.startsWith(`${name}/`)))
+      ) {
         problems.push(
           `tool "${name}" is not enabled for this run; enabled tools: ${enabled.join(', ') || '(none)'} (enable it or remove it from the policy)`,
         );
       }
-    } else if (!TOOL_NAMES.includes(name)) {
+    } else if (!TOOL_NAMES.includes(name) && !enabled?.includes(name)) {
+      // A name the run enables that is no built-in tool is one of its sub-agents.
       const cased = TOOL_NAMES.find((t) => t.toLowerCase() === name.trim().toLowerCase());
       problems.push(
         `unknown tool "${name}"${cased ? ` (did you mean "${cased}"? names are case-sensitive)` : ''}; valid tools: ${TOOL_NAMES.join(', ')}`,
@@ -106,6 +113,28 @@ export function toolNameProblems(names: readonly string[], enabled?: readonly st
     }
   }
   return problems;
+}
+
+/**
+ * The `mcp:<server>` names of a policy that are valid only because a whole server names the tools
+ * of it a run enables one by one (`mcp:<server>/<tool>`); runs recorded before that was allowed
+ * failed at start on them (see the agent workflow's MCP_SERVER_POLICY_NAMES_PATCH).
+ */
+export function serverNamesOfToolsEnabledOneByOne(
+  policy: ApprovalPolicy | undefined,
+  requireApproval: readonly string[],
+  enabled: readonly string[],
+): string[] {
+  return [...Object.keys(policy?.tools ?? {}), ...requireApproval].filter((name) => {
+    const ref = isMcpRef(name) ? parseMcpRef(name) : null;
+    return (
+      ref !== null &&
+      typeof ref !== 'string' &&
+      ref.tool === undefined &&
+      !enabled.includes(name) &&
+      enabled.some((t) => t.startsWith(`${name}/`))
+    );
+  });
 }
 
 /** A problem with a policy: where (a path under the policy) and what to fix. */

@@ -34,6 +34,18 @@ export function runIdProblem(id: string): string | null {
   return null;
 }
 
+/**
+ * Why `id` is not a usable schedule id, or null when it is: a run id's characters (its runs are
+ * named after it), at most {@link SIZE_BUDGETS.scheduleIdBytes} characters.
+ */
+export function scheduleIdProblem(id: string): string | null {
+  if (id.length === 0) return 'a schedule id must not be empty';
+  if (id.length > SIZE_BUDGETS.scheduleIdBytes)
+    return `a schedule id must be at most ${SIZE_BUDGETS.scheduleIdBytes} characters (got ${id.length})`;
+  if (!RUN_ID_PATTERN.test(id)) return `schedule id "${printable(id)}" may contain only ${RUN_ID_CHARSET}`;
+  return null;
+}
+
 /** Why `user` is not a usable inbox user, or null when it is. */
 export function inboxUserProblem(user: string): string | null {
   if (user.length === 0) return 'an inbox user must not be empty (e.g. inbox:alice)';

@@ -33,7 +33,11 @@ export const METRIC = {
   toolErrors: 'durable_agent_tool_errors_total',
   contentStoreOperations: 'durable_agent_content_store_operations_total',
   contentStorePutBytes: 'durable_agent_content_store_put_bytes_total',
+  // Set by each content store garbage collection the worker runs.
+  contentStoreBytes: 'durable_agent_content_store_bytes',
+  contentStoreRemovedBytes: 'durable_agent_content_store_removed_bytes_total',
   runsWaitingForApproval: 'durable_agent_runs_waiting_for_approval',
+  oldestApprovalWait: 'durable_agent_oldest_approval_wait_seconds',
 } as const;
 
 /** The label value names beyond a label's bound fold into. */

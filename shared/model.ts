@@ -13,6 +13,17 @@ const ScriptedUsageSchema = schemaOnce('shared/model#ScriptedUsageSchema', () =>
 );
 
 /** One scripted model turn: either tool calls or a final answer (text may use `{{last_tool_results}}`). */
+/** Pace of a scripted turn's live tokens: milliseconds between words (default 0: all at once). */
+const TokenDelaySchema = z
+  .number()
+  .int()
+  .min(0)
+  .max(1000)
+  .optional()
+  .describe(
+    'Milliseconds between the pieces of the turn as it streams (live tokens: the words of its text, a few characters of its tool calls’ arguments at a time); default 0',
+  );
+
 export const ScriptedTurnSchema = schemaOnce('shared/model#ScriptedTurnSchema', () =>
   z.union([
     z.object({
@@ -27,8 +38,9 @@ export const ScriptedTurnSchema = schemaOnce('shared/model#ScriptedTurnSchema', 
         .min(1),
       content: z.string().optional(),
       usage: ScriptedUsageSchema,
+      tokenDelayMs: TokenDelaySchema,
     }),
-    z.object({ content: z.string(), usage: ScriptedUsageSchema }),
+    z.object({ content: z.string(), usage: ScriptedUsageSchema, tokenDelayMs: TokenDelaySchema }),
   ]),
 );
 /** A scripted model turn. */
@@ -128,6 +140,8 @@ export interface CallModelInput {
   tools: string[];
   /** The run's MCP tools as discovery stored them (model-facing specs), offered after the built-in ones. */
   mcpTools?: ContentRef;
+  /** The run's sub-agents as tools (bounded: SUB_AGENT_LIMITS), offered last. */
+  agentTools?: ModelToolSpec[];
   /** The run's step (model turn number, from 1); the scripted model plays the turn of this step. */
   step?: number;
   /** The conversation through the previous call's input, as that call returned it; absent at first. */
@@ -138,6 +152,11 @@ export interface CallModelInput {
   messages: ConversationMessage[];
   /** How the window is cut; defaults apply when absent. */
   window?: WindowSettings;
+  /**
+   * The JSON Schema the final answer must match (the run's `output`), asked of the provider
+   * natively where it can: absent for runs without one.
+   */
+  output?: Record<string, unknown>;
 }
 
 /** What a model call sent: how many messages, how many results were elided, estimated tokens. */

@@ -1,4 +1,5 @@
 import { defineSearchAttributeKey } from '@temporalio/common';
+import type { AgentInput } from './agent/input';
 
 /** Run status, for `temporal workflow list --query "AgentStatus='running'"` and the Web UI. */
 export const AgentStatusKey = defineSearchAttributeKey('AgentStatus', 'KEYWORD');
@@ -16,3 +17,8 @@ export const AGENT_SEARCH_ATTRIBUTES = [
   AgentStepKey,
   AgentLastToolKey,
 ] as const;
+
+/** A run's model as its `AgentModel` search attribute names it: `scripted`, `openai:gpt-4o-mini`, … */
+export function modelAttribute(model: AgentInput['model']): string {
+  return model.provider === 'scripted' ? 'scripted' : `${model.provider}:${model.model}`;
+}

@@ -71,6 +71,11 @@ export const SIZE_BUDGETS = Object.freeze({
   // ---- agent runs (protect: activity inputs/results, workflow input, continue-as-new input)
   /** The agent workflow's input (task, system prompt, settings); it is re-sent on each continue-as-new. */
   agentInputBytes: 256 * 1024,
+  /**
+   * The run's output schema (`output`), as JSON: part of the agent input, and sent with every model
+   * call of the run, so it stays small beside the model input's budget.
+   */
+  outputSchemaBytes: 16 * 1024,
   /** A tool result kept by value in history; larger ones go to the content store by reference. */
   inlineToolResultBytes: 4 * 1024,
   /** The preview of a by-reference tool result that history keeps (for transcripts and UIs). */
@@ -125,6 +130,11 @@ export const SIZE_BUDGETS = Object.freeze({
   runIdBytes: 256,
   /** The user of an inbox (`inbox:<user>`). */
   inboxUserBytes: 128,
+  /**
+   * A schedule's id, which its runs' ids start with: Temporal names each run `<id>-<time>`
+   * (`nightly-2026-12-04T09:00:00Z`, 21 more characters), and that id must fit {@link runIdBytes}.
+   */
+  scheduleIdBytes: 200,
 
   // ---- queries (protect: the payload limit on a query answer)
   /** Any query answer the project defines; lists page or trim to fit and say so. */

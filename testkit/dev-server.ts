@@ -6,7 +6,7 @@ import { InterceptingCall, Metadata, status } from '@grpc/grpc-js';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { NativeConnection } from '@temporalio/worker';
-import { startDevServer, stopDevServer } from '../workers/dev-server';
+import { devServerStatus, startDevServer, stopDevServer } from '../workers/dev-server';
 import { CLIENT_CHANNEL_ARGS } from '../workers/connect';
 import { createAgentWorker } from '../workers/worker';
 import type { WorkerConfig } from '../workers/config';
@@ -100,6 +100,14 @@ export async function startDevServerFixture(): Promise<DevServerFixture> {
     client,
     async stop() {
       await client.connection.close();
+      // Killed, not shut down: SIGTERM's graceful shutdown takes a second of every test file, and a
+      // test's server has nothing to keep (its folder is temporary; restarts are tested apart).
+      const { pid } = await devServerStatus({ dataDir, port });
+      try {
+        if (pid !== null) process.kill(pid, 'SIGKILL');
+      } catch {
+        // It exited since: stopDevServer finds no server and removes its pid file.
+      }
       await stopDevServer({ dataDir, port });
     },
   };

@@ -23,6 +23,17 @@ export function scheduledActivityTypes(history: History): string[] {
   });
 }
 
+/** Names of the local activities a history recorded (a run's one-off runDefaults left out), in order. */
+export function localActivityTypes(history: History): string[] {
+  return (history.events ?? []).flatMap((e) => {
+    const m = e.markerRecordedEventAttributes;
+    if (m?.markerName !== 'core_local_activity') return [];
+    const data = m.details?.data?.payloads?.[0]?.data;
+    const parsed = data ? (JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string }) : {};
+    return parsed.activity_type === 'runDefaults' ? [] : [parsed.activity_type ?? '?'];
+  });
+}
+
 /** Bytes of a history as the server counts it toward its size limit (protobuf encoding). */
 export function historyBytes(history: History): number {
   return temporal.api.history.v1.History.encode(history).finish().length;
@@ -48,4 +59,22 @@ export function workflowTaskFailures(histories: History[]): Record<string, numbe
     out[cause] = (out[cause] ?? 0) + 1;
   }
   return out;
+}
+
+/**
+ * The build that completed each workflow task of a run, in order (`unversioned` for a worker
+ * without Worker Versioning), and the behaviour it reported: where a run ran, from its history.
+ */
+export function workflowTaskBuilds(history: History): { buildId: string; behavior: string }[] {
+  return (history.events ?? []).flatMap((e) => {
+    const a = e.workflowTaskCompletedEventAttributes;
+    if (!a) return [];
+    const behavior = temporal.api.enums.v1.VersioningBehavior[a.versioningBehavior ?? 0] ?? 'unknown';
+    return [
+      {
+        buildId: a.deploymentVersion?.buildId || 'unversioned',
+        behavior: behavior.replace(/^VERSIONING_BEHAVIOR_/, ''),
+      },
+    ];
+  });
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { startAgentRun } from '../client/start-run';
 import type { AgentInput } from '../shared/agent';
-import { approveToolCallUpdate, stateQuery, userMessageSignal } from '../shared/agent';
+import { approveToolCallUpdate, childWorkflowId, stateQuery, userMessageSignal } from '../shared/agent';
 import { inboxWorkflowId, markReadSignal, notifySignal } from '../shared/notifications/messages';
 import type { WorkerConfig } from '../workers/config';
 import { emailConfig } from './mail';
@@ -127,6 +127,99 @@ export const SCENARIOS: Scenario[] = [
         },
         policy: { localActivities: 'auto' },
       }),
+  },
+  {
+    // An output schema (STRUCTURED_OUTPUT_PATCH): a tool call, an answer that misses, a repair turn.
+    name: 'structured-output',
+    run: (client, tq, id) =>
+      agent(client, tq, id, {
+        task: 'structured output',
+        tools: ['calculator'],
+        model: {
+          provider: 'scripted',
+          turns: [
+            callTurn(['calculator', { expression: '6*7' }, 'c']),
+            answerTurn('{"value":"{{result:c}}"}'),
+            answerTurn('{"value":{{result:c}}}'),
+          ],
+        },
+        output: {
+          type: 'object',
+          properties: { value: { type: 'number' } },
+          required: ['value'],
+          additionalProperties: false,
+        },
+      }),
+  },
+  {
+    // Sub-agents: two children in parallel (typed output, a tool each), then the parent's answer;
+    // the parent's history and both children's are kept.
+    name: 'sub-agents',
+    run: async (client, tq, id) => {
+      await agent(client, tq, id, {
+        task: 'sub-agents',
+        tools: ['get_time'],
+        model: {
+          provider: 'scripted',
+          turns: [
+            callTurn(['counter', { task: 'Berlin' }, 'b'], ['counter', { task: 'Paris' }, 'p']),
+            answerTurn('{{result:b}} {{result:p}}'),
+          ],
+        },
+        agents: {
+          counter: {
+            description: 'Counts',
+            tools: ['calculator'],
+            model: {
+              provider: 'scripted',
+              turns: [
+                callTurn(['calculator', { expression: '2*21' }, 'c']),
+                answerTurn('{"n":{{result:c}}}'),
+              ],
+            },
+            output: { type: 'object', properties: { n: { type: 'number' } }, required: ['n'] },
+          },
+        },
+      });
+      return [id, childWorkflowId(id, 'b'), childWorkflowId(id, 'p')];
+    },
+  },
+  {
+    // A sub-agent stopped by its reserved share of the parent's token budget: it ends without a
+    // summary turn (the patch sub-agent-budget-stop-without-summary), and the parent stops too.
+    name: 'sub-agent-budget',
+    run: async (client, tq, id) => {
+      const usage = { inputTokens: 80, outputTokens: 20 };
+      await agent(client, tq, id, {
+        task: 'sub-agent budget',
+        tools: [],
+        policy: { maxTokens: 450 },
+        model: {
+          provider: 'scripted',
+          turns: [
+            { ...callTurn(['helper', { task: 'work' }, 'h']), usage },
+            { ...answerTurn('helper said: {{result:h}}'), usage },
+          ],
+        },
+        agents: {
+          helper: {
+            description: 'Works in many steps',
+            tools: ['calculator'],
+            model: {
+              provider: 'scripted',
+              turns: [
+                ...Array.from({ length: 8 }, (_, i) => ({
+                  ...callTurn(['calculator', { expression: `${i}+1` }, `c${i}`]),
+                  usage,
+                })),
+                { ...answerTurn('done'), usage },
+              ],
+            },
+          },
+        },
+      });
+      return [id, childWorkflowId(id, 'h')];
+    },
   },
   {
     name: 'search',

@@ -29,23 +29,37 @@ export interface RunTotals {
   skipped: number;
 }
 
+/** One failed test (or a test file that could not run), its message cut short. */
+export interface TestFailure {
+  file: string;
+  test: string;
+  message: string;
+}
+
 /** What one jest command's summary reporter writes: `results-<pid>.json` in the run folder. */
 export interface CommandResults {
   files: FileTiming[];
   totals: RunTotals;
+  failures?: TestFailure[];
 }
 
 /** The results of every jest command of the run, merged. */
-export function readRunResults(runDir: string): { timings: FileTiming[]; totals: RunTotals } {
+export function readRunResults(runDir: string): {
+  timings: FileTiming[];
+  totals: RunTotals;
+  failures: TestFailure[];
+} {
   const timings: FileTiming[] = [];
+  const failures: TestFailure[] = [];
   const totals: RunTotals = { passed: 0, failed: 0, skipped: 0 };
   for (const name of fs.readdirSync(runDir)) {
     if (!/^results-\d+\.json$/.test(name)) continue;
     const r = JSON.parse(fs.readFileSync(path.join(runDir, name), 'utf8')) as CommandResults;
     timings.push(...r.files);
+    failures.push(...(r.failures ?? []));
     totals.passed += r.totals.passed;
     totals.failed += r.totals.failed;
     totals.skipped += r.totals.skipped;
   }
-  return { timings, totals };
+  return { timings, totals, failures };
 }

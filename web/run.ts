@@ -6,6 +6,9 @@
 import { approvalCard } from './approval-card';
 import { append, appRoot, h, json, timeEl } from './dom';
 import { ApiError, api } from './http';
+import { runPagePath } from '../shared/approval-notice';
+import { formatRunBuild } from '../shared/worker-versioning';
+import { follow } from './sse';
 import type {
   AgentEvent,
   PendingApproval,
@@ -62,13 +65,17 @@ export function startRun(runId: string): void {
   });
   const transcriptEl = h('ol', { id: 'transcript', class: 'transcript' });
   const answerEl = h('div', { id: 'answer' });
+  // The model's answer typed as it comes (live tokens), until the run's answer replaces it.
+  const liveEl = h('p', { id: 'live', class: 'live', 'aria-live': 'polite', hidden: true });
   const transcriptNote = h(
     'p',
     { class: 'muted', hidden: true },
     `Earlier messages: durable-agent transcript ${runId}`,
   );
-  root.append(
-    problem,
+  // The run's parts, shown once the run is read: an id that names no run shows only that message.
+  const content = h('div', { id: 'run-content', hidden: true });
+  root.append(problem, content);
+  content.append(
     h('section', { 'aria-labelledby': 'h-state' }, h('h2', { id: 'h-state' }, 'State'), stateEl),
     h(
       'section',
@@ -76,7 +83,7 @@ export function startRun(runId: string): void {
       h('h2', { id: 'h-approvals' }, 'Waiting for approval'),
       approvalsEl,
     ),
-    h('section', { 'aria-labelledby': 'h-answer' }, h('h2', { id: 'h-answer' }, 'Answer'), answerEl),
+    h('section', { 'aria-labelledby': 'h-answer' }, h('h2', { id: 'h-answer' }, 'Answer'), liveEl, answerEl),
     h(
       'div',
       { class: 'columns' },
@@ -116,6 +123,7 @@ export function startRun(runId: string): void {
     ];
     if (s.costUsd !== undefined) rows.push(['Cost', `$${s.costUsd.toFixed(4)}`]);
     if (s.continuations > 0) rows.push(['Continued as new', String(s.continuations)]);
+    if (d.build) rows.push(['Build', formatRunBuild(d.build)]);
     if (s.stopReason) rows.push(['Stopped because', s.stopReason.replace(/_/g, ' ')]);
     for (const r of d.retrying ?? []) {
       const next = r.nextAttemptAt ? [', next attempt ', timeEl(r.nextAttemptAt)] : [', attempt running'];
@@ -126,6 +134,30 @@ export function startRun(runId: string): void {
           { class: 'retrying' },
           `${r.activity}: attempt ${r.attempt} (the last failed: ${r.lastError})`,
           ...next,
+        ),
+      ]);
+    }
+    if (s.parent) {
+      rows.push([
+        'Sub-agent of',
+        h(
+          'span',
+          {},
+          h('a', { href: runPagePath(s.parent.workflowId) }, s.parent.workflowId),
+          ` (as ${s.parent.agent}, call ${s.parent.toolCallId})`,
+        ),
+      ]);
+    }
+    for (const c of s.agents ?? []) {
+      const cost = c.costUsd ? `, $${c.costUsd.toFixed(4)}` : '';
+      rows.push([
+        'Sub-agent',
+        h(
+          'span',
+          { class: `sub-agent status-${c.status}` },
+          h('a', { href: runPagePath(c.workflowId) }, `${c.agent} (${c.toolCallId})`),
+          `: ${c.status.replace(/_/g, ' ')}, ${c.steps} steps, ${c.usage.inputTokens}+${c.usage.outputTokens} tokens${cost}`,
+          ...(c.error ? [` (${c.error})`] : []),
         ),
       ]);
     }
@@ -200,7 +232,12 @@ export function startRun(runId: string): void {
       return;
     }
     // The sources are listed once, as links, under the text (not also as text inside it).
-    answerEl.replaceChildren(h('pre', { class: 'answer-text' }, a.body ?? a.answer));
+    answerEl.replaceChildren(
+      // A structured answer is shown as the JSON it parsed to, indented.
+      a.output !== undefined
+        ? h('pre', { class: 'answer-text answer-output' }, JSON.stringify(a.output, null, 2))
+        : h('pre', { class: 'answer-text' }, a.body ?? a.answer),
+    );
     append(
       answerEl,
       a.citations.length
@@ -231,6 +268,7 @@ export function startRun(runId: string): void {
     try {
       const d = await api<RunDetail>('GET', path);
       showProblem(null);
+      content.hidden = false;
       renderState(d);
       renderApprovals(d.state.approvals ?? []);
       const events = await api<{ events: AgentEvent[] }>('GET', `${path}/events?since=${eventSeq}`);
@@ -256,6 +294,81 @@ export function startRun(runId: string): void {
       );
     }
   }
+
+  // Live tokens: `token` frames of the newest model call, typed in place (its text, then each tool
+  // call it writes as `→ tool arguments…`); a retried call starts over.
+  let lastStreamId = '';
+  let streamEnded = false;
+  let live: { step: number; call: string; text: string; tools: Map<number, { name: string; args: string }> } =
+    {
+      step: 0,
+      call: '',
+      text: '',
+      tools: new Map(),
+    };
+  const renderLive = () => {
+    liveEl.hidden = false;
+    liveEl.replaceChildren(
+      `Step ${live.step}: ${live.text}`,
+      ...[...live.tools.values()].map((t) => h('span', { class: 'live-tool' }, `→ ${t.name} ${t.args}`)),
+    );
+  };
+  /** The live call: the same one, or a new one (or attempt) that starts over. */
+  const liveCall = (step: number, call: string) => {
+    if (live.call !== call) live = { step, call, text: '', tools: new Map() };
+    return live;
+  };
+  const addToolArgs = (index: number, name: string | undefined, args: string) => {
+    const t = live.tools.get(index) ?? { name: name ?? 'tool', args: '' };
+    if (name) t.name = name;
+    t.args += args;
+    live.tools.set(index, t);
+  };
+  follow({
+    url: () => `${path}/stream${lastStreamId ? `?lastEventId=${encodeURIComponent(lastStreamId)}` : ''}`,
+    done: () => streamEnded,
+    onState: () => undefined,
+    onEvent: (e) => {
+      if (e.id) lastStreamId = e.id;
+      if (e.event === 'partial') {
+        const p = JSON.parse(e.data) as {
+          step: number;
+          call: string;
+          attempt: number;
+          text: string;
+          tools?: { index: number; name?: string; args: string }[];
+        };
+        live = { step: p.step, call: `${p.call}.${p.attempt}`, text: p.text, tools: new Map() };
+        for (const t of p.tools ?? []) addToolArgs(t.index, t.name, t.args);
+        renderLive();
+      } else if (e.event === 'token') {
+        const f = JSON.parse(e.data) as {
+          step: number;
+          call: string;
+          attempt: number;
+          kind: string;
+          text?: string;
+          index?: number;
+          name?: string;
+        };
+        const key = `${f.call}.${f.attempt}`;
+        if (f.kind === 'start') {
+          live = { step: f.step, call: key, text: '', tools: new Map() };
+          renderLive();
+        } else if (f.kind === 'text' && f.text) {
+          liveCall(f.step, key).text += f.text;
+          renderLive();
+        } else if (f.kind === 'tool') {
+          liveCall(f.step, key);
+          addToolArgs(f.index ?? 0, f.name, f.text ?? '');
+          renderLive();
+        }
+      } else if (e.event === 'end') {
+        streamEnded = true;
+        liveEl.hidden = true;
+      }
+    },
+  });
 
   const loop = async () => {
     await poll();

@@ -1,6 +1,10 @@
-/** The runs page: agent runs from Temporal visibility, newest first, filtered by status, refreshed. */
+/**
+ * The runs page: agent runs from Temporal visibility, newest first, filtered by status, refreshed;
+ * above them the schedules that start runs (`schedules.ts`).
+ */
 import { appRoot, h, timeEl } from './dom';
 import { api } from './http';
+import { schedulesSection } from './schedules';
 import type { RunSummary } from './types';
 
 const STATUSES = ['running', 'waiting_for_approval', 'completed', 'stopped', 'failed', 'cancelled'];
@@ -22,7 +26,7 @@ export function startRuns(): void {
   const problem = h('p', { class: 'error', role: 'alert', hidden: true });
   const table = h(
     'table',
-    { class: 'runs' },
+    { class: 'runs listing' },
     h('caption', { class: 'sr-only' }, 'Agent runs, newest first'),
     h(
       'thead',
@@ -37,12 +41,19 @@ export function startRuns(): void {
     ),
     body,
   );
-  root.append(h('label', { for: 'filter-status', class: 'filters' }, 'Status ', select), problem, table);
+  const schedules = schedulesSection();
+  root.append(
+    schedules.element,
+    h('label', { for: 'filter-status', class: 'filters' }, 'Status ', select),
+    problem,
+    table,
+  );
 
   let timer = 0;
   const load = async () => {
     window.clearTimeout(timer);
     const status = select.value;
+    void schedules.refresh();
     try {
       const { runs } = await api<{ runs: RunSummary[] }>(
         'GET',

@@ -9,6 +9,8 @@ import { ApiError, toLogin } from './http';
 export interface SseEvent {
   event: string;
   data: string;
+  /** The event's `id:` field, when it has one (what `Last-Event-ID` resumes from). */
+  id?: string;
 }
 
 /** Splits a text/event-stream body into events. */
@@ -30,6 +32,7 @@ export async function readEvents(
       const block = buffer.slice(0, end);
       buffer = buffer.slice(end + 2);
       let event = 'message';
+      let id: string | undefined;
       const data: string[] = [];
       for (const line of block.split('\n')) {
         if (line.startsWith(':')) continue;
@@ -38,8 +41,9 @@ export async function readEvents(
         const val = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
         if (field === 'event') event = val;
         else if (field === 'data') data.push(val);
+        else if (field === 'id') id = val;
       }
-      if (data.length > 0) onEvent({ event, data: data.join('\n') });
+      if (data.length > 0) onEvent({ event, data: data.join('\n'), ...(id !== undefined ? { id } : {}) });
     }
   }
 }
@@ -53,6 +57,8 @@ export interface FollowOptions {
   onState: (state: 'live' | 'reconnecting' | 'waiting', detail?: string) => void;
   /** A 404: the list does not exist yet. */
   onMissing?: (message: string) => void;
+  /** True once there is nothing more to follow (the run ended): the stream is not opened again. */
+  done?: () => boolean;
 }
 
 /** Milliseconds without a byte after which the stream is reopened (the server sends a heartbeat every 15 s). */
@@ -96,6 +102,7 @@ export function follow(opts: FollowOptions): void {
     } finally {
       clearInterval(watchdog);
     }
+    if (opts.done?.()) return;
     attempt += 1;
     // 0.5 s, 1 s, 2 s … up to 5 s: an API restart is picked up within seconds.
     const delay = Math.min(5_000, 500 * 2 ** Math.min(attempt - 1, 4));

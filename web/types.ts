@@ -1,7 +1,14 @@
 /** What the browser reads from the API: the shapes of its JSON answers (see README, HTTP API). */
 
-export type { AgentEvent, PendingApproval, RetryingActivityView, RunSummary } from '../shared/api-shapes';
+export type {
+  AgentEvent,
+  PendingApproval,
+  RetryingActivityView,
+  RunSummary,
+  ScheduleSummary,
+} from '../shared/api-shapes';
 import type { RetryingActivityView } from '../shared/api-shapes';
+import type { RunBuildView } from '../shared/worker-versioning';
 
 export { NOTIFICATION_TYPES, NotificationPriority } from '../shared/notifications/kinds';
 export type { NotificationType } from '../shared/notifications/kinds';
@@ -45,6 +52,8 @@ export interface RunDetail {
   closed: string | null;
   task: string | null;
   state: AgentState;
+  /** The build the run is on (Worker Versioning); null on unversioned workers. */
+  build?: RunBuildView | null;
   /** Activities the server is retrying (a model endpoint that does not answer, a failing tool). */
   retrying?: RetryingActivityView[];
 }
@@ -55,6 +64,8 @@ export interface RunAnswer {
   /** The answer with its marks numbered, without the sources (`citations` lists them). */
   body: string | null;
   text: string | null;
+  /** With an output schema: the answer parsed (absent until it matched). */
+  output?: unknown;
   citations: ResolvedCitation[];
   /** Set when the run's sources could not be read (no worker answered in time): `text` lacks them. */
   warning?: string;

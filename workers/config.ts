@@ -10,14 +10,22 @@ import { DatabasesConfigSchema } from '../activities/sql/config';
 import { McpConfigSchema } from '../activities/mcp/config';
 import { PROJECT_ROOT } from '../shared/project-root';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues';
+import { DEFAULT_CONTENT_GC_EVERY_MS } from '../shared/content-gc';
+import { MIN_INTERVAL_MS, durationMs } from '../shared/schedule-spec';
 import type { ContentStoreConfig } from '../activities/content/config';
 import type { ActivitiesConfig } from '../activities/config';
 import { ApprovalPolicySchema, approvalPolicyProblems } from '../shared/approvals';
 import { PriceTableSchema } from '../shared/run-limits';
 import { parseContentStoreSetting } from '../activities/content/config';
+import type { StreamConfig } from '../activities/streaming';
+import { parseStreamSetting } from '../activities/streaming';
+import { SubAgentsSchema } from '../shared/agent/input';
 import type { CodecKeys } from './payload-codec';
 import { parseCodecKeys } from './payload-codec';
 import { ConfigError } from './config-error';
+import type { WorkerVersioningConfig } from './versioning';
+import { parseWorkerVersioning } from './versioning';
+import { resolveEnvRefs } from './env-refs';
 
 /**
  * Where the Prometheus endpoint binds unless configured: loopback, on the port OpenTelemetry's
@@ -51,8 +59,18 @@ export const WORKER_ENV = {
   DURABLE_AGENT_METRICS_ADDRESS: `IP address and port the metrics endpoint binds (default ${DEFAULT_METRICS_ADDRESS})`,
   DURABLE_AGENT_CONTENT_STORE:
     'Where large tool results and conversations are kept: a folder (default .data/content) or a postgres:// URL',
+  DURABLE_AGENT_CONTENT_GC:
+    'How often the content store garbage collection schedule fires (default 1h, e.g. 30m, 6h), or off (no schedule is set up)',
+  DURABLE_AGENT_CONTENT_GC_GRACE:
+    "How long content outlives its last write and the runs that reference it (default and minimum: the namespace's retention)",
+  DURABLE_AGENT_STREAM:
+    'Where live tokens travel: a folder (default .data/streams; worker and watchers on one machine), a postgres:// URL (LISTEN/NOTIFY, across machines), or off',
+  DURABLE_AGENT_DEPLOYMENT_NAME:
+    'Worker Versioning: the worker deployment this worker belongs to (with DURABLE_AGENT_BUILD_ID; off when both are unset)',
+  DURABLE_AGENT_BUILD_ID:
+    "Worker Versioning: this build's id, e.g. its git commit (with DURABLE_AGENT_DEPLOYMENT_NAME)",
   DURABLE_AGENT_WORKFLOW_BUNDLE:
-    'A prebuilt workflow bundle (a .js file of bundleWorkflowCode) to load instead of bundling workflows/ at start; not with tracing on',
+    'A prebuilt workflow bundle (a .js file of bundleWorkflowCode) to load instead of bundling workflows/ at start; not with tracing, payload encryption or Worker Versioning on',
 } as const;
 
 /**
@@ -116,7 +134,22 @@ const EnvSchema = z.object({
     })
     .default(DEFAULT_METRICS_ADDRESS),
   DURABLE_AGENT_CONTENT_STORE: z.string().trim().optional(),
+  DURABLE_AGENT_CONTENT_GC: z
+    .string()
+    .trim()
+    .refine((v) => v === 'off' || (durationMs(v) ?? 0) >= MIN_INTERVAL_MS, {
+      message: 'must be off or an interval of 1s or more, e.g. 1h, 30m or 6h',
+    })
+    .optional(),
+  DURABLE_AGENT_CONTENT_GC_GRACE: z
+    .string()
+    .trim()
+    .refine((v) => durationMs(v) !== null, { message: 'must be a duration, e.g. 7d or 36h' })
+    .optional(),
+  DURABLE_AGENT_STREAM: z.string().trim().optional(),
   DURABLE_AGENT_WORKFLOW_BUNDLE: optionalString,
+  DURABLE_AGENT_DEPLOYMENT_NAME: optionalString,
+  DURABLE_AGENT_BUILD_ID: optionalString,
 });
 
 /** The worker's metrics settings (see WORKER_ENV). */
@@ -124,6 +157,14 @@ export interface MetricsConfig {
   exporter: 'off' | 'prometheus';
   /** `<ip>:<port>` the Prometheus endpoint binds (it serves `/metrics`). */
   address: string;
+}
+
+/** The content store's garbage collection (see WORKER_ENV and docs/content-retention.md). */
+export interface ContentGcConfig {
+  /** How often its schedule fires; null: the worker sets up no schedule. */
+  everyMs: number | null;
+  /** The grace asked for; the namespace's retention when longer or unset. */
+  graceMs?: number;
 }
 
 /** The worker's tracing settings (see WORKER_ENV). */
@@ -163,8 +204,11 @@ export interface WorkerConfig extends ActivitiesConfig {
   metrics: MetricsConfig;
   /** Where content kept by reference lives (see activities/content). */
   contentStore: ContentStoreConfig;
+  contentGc: ContentGcConfig;
   /** Payload encryption keys (DURABLE_AGENT_CODEC_KEYS); undefined = payloads in clear. */
   codecKeys?: CodecKeys;
+  /** The deployment and build this worker declares (Worker Versioning); undefined = unversioned. */
+  versioning?: WorkerVersioningConfig;
 }
 
 /** The config file: named connections for tools. Strings `${env:NAME}` are read from the environment. */
@@ -174,6 +218,8 @@ const FileSchema = z
     databases: DatabasesConfigSchema,
     search: SearchConfigSchema,
     mcp: McpConfigSchema.default(() => McpConfigSchema.parse({})),
+    /** Sub-agents every run may use by naming `agent:<name>` in its tools. */
+    agents: SubAgentsSchema.optional(),
     runs: z
       .object({
         approvals: ApprovalPolicySchema.optional(),
@@ -188,32 +234,6 @@ const FileSchema = z
       }),
   })
   .strict();
-
-/**
- * Replaces every `${env:NAME}` string with that variable, so secrets can stay in the environment
- * (or a secret store that fills it) while the file holds the structure.
- */
-function resolveEnvRefs(value: unknown, env: NodeJS.ProcessEnv, where: string): unknown {
-  if (typeof value === 'string') {
-    // Whole values (`"${env:DB_URL}"`) and parts of them (`"Bearer ${env:TOKEN}"`); `${cwd}` is the
-    // worker's working directory, for programs (MCP servers) that resolve relative paths their own way.
-    return value
-      .replaceAll('${cwd}', process.cwd())
-      .replace(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_ref, name: string) => {
-        const v = env[name];
-        if (v === undefined || v === '')
-          throw new ConfigError(`${where}: environment variable ${name} is not set`);
-        return v;
-      });
-  }
-  if (Array.isArray(value)) return value.map((v, i) => resolveEnvRefs(v, env, `${where}[${i}]`));
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value).map(([k, v]) => [k, resolveEnvRefs(v, env, where ? `${where}.${k}` : k)]),
-    );
-  }
-  return value;
-}
 
 function loadConfigFile(file: string | undefined, env: NodeJS.ProcessEnv): z.output<typeof FileSchema> {
   if (!file) return FileSchema.parse({});
@@ -258,20 +278,38 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   } catch (err) {
     throw new ConfigError(`Invalid worker configuration: ${(err as Error).message}`);
   }
+  let stream: StreamConfig;
+  try {
+    stream = parseStreamSetting(e.DURABLE_AGENT_STREAM, path.join(PROJECT_ROOT, '.data', 'streams'));
+  } catch (err) {
+    throw new ConfigError(`Invalid worker configuration: ${(err as Error).message}`);
+  }
   let codecKeys: CodecKeys | undefined;
   try {
     codecKeys = parseCodecKeys(env.DURABLE_AGENT_CODEC_KEYS);
   } catch (err) {
     throw new ConfigError(`Invalid worker configuration: ${(err as Error).message}`);
   }
+  const versioning = parseWorkerVersioning(e.DURABLE_AGENT_DEPLOYMENT_NAME, e.DURABLE_AGENT_BUILD_ID);
   return {
     ...(codecKeys ? { codecKeys } : {}),
+    ...(versioning ? { versioning } : {}),
     contentStore,
+    contentGc: {
+      everyMs:
+        e.DURABLE_AGENT_CONTENT_GC === 'off'
+          ? null
+          : (durationMs(e.DURABLE_AGENT_CONTENT_GC ?? '') ?? DEFAULT_CONTENT_GC_EVERY_MS),
+      ...(e.DURABLE_AGENT_CONTENT_GC_GRACE
+        ? { graceMs: durationMs(e.DURABLE_AGENT_CONTENT_GC_GRACE) as number }
+        : {}),
+    },
+    stream,
     email: file.email,
     databases: file.databases,
     search: file.search,
     mcp: file.mcp,
-    runDefaults: file.runs,
+    runDefaults: { ...file.runs, ...(file.agents ? { agents: file.agents } : {}) },
     taskQueue: e.DURABLE_AGENT_TASK_QUEUE,
     ...(e.DURABLE_AGENT_WORKFLOW_BUNDLE
       ? { workflowBundle: path.resolve(e.DURABLE_AGENT_WORKFLOW_BUNDLE) }

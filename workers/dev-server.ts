@@ -198,8 +198,11 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
 
 async function waitUntilServing(address: string, timeoutSec: number, logFile: string, pid: number) {
   const deadline = Date.now() + timeoutSec * 1000;
+  const port = Number(address.slice(address.lastIndexOf(':') + 1));
   while (Date.now() < deadline) {
-    if (await isServing(address)) return;
+    // Another process's server that took the port first answers too (its start then fails with
+    // "address already in use"): only our own process's answer counts.
+    if ((await isServing(address)) && listensOn(pid, port) !== false) return;
     try {
       process.kill(pid, 0);
     } catch {
@@ -210,6 +213,47 @@ async function waitUntilServing(address: string, timeoutSec: number, logFile: st
   throw new Error(
     `The Temporal dev server did not answer on ${address} within ${timeoutSec}s; see ${logFile}`,
   );
+}
+
+/**
+ * Whether process `pid` holds the TCP socket listening on `port` (Linux: /proc/net/tcp{,6} name the
+ * listening socket's inode, /proc/<pid>/fd the sockets the process holds); undefined where /proc
+ * cannot tell.
+ */
+export function listensOn(pid: number, port: number): boolean | undefined {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set<string>();
+  try {
+    for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+      if (!fs.existsSync(table)) continue;
+      for (const line of fs.readFileSync(table, 'utf8').split('\n').slice(1)) {
+        const cols = line.trim().split(/\s+/);
+        // local_address is HEXIP:HEXPORT, st 0A is LISTEN, inode is the 10th column.
+        if (cols[1]?.endsWith(`:${hexPort}`) && cols[3] === '0A' && cols[9]) inodes.add(cols[9]);
+      }
+    }
+  } catch {
+    return undefined;
+  }
+  if (!inodes.size) return undefined;
+  let fds: string[];
+  try {
+    fds = fs.readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    // The process is gone (or not ours to look into): it does not hold the port.
+    return fs.existsSync(`/proc/${pid}`) ? undefined : false;
+  }
+  for (const fd of fds) {
+    let target: string;
+    try {
+      target = fs.readlinkSync(`/proc/${pid}/fd/${fd}`, { encoding: 'utf8' });
+    } catch {
+      continue;
+    }
+    const m = /^socket:\[(\d+)\]$/.exec(target);
+    if (m?.[1] && inodes.has(m[1])) return true;
+  }
+  return false;
 }
 
 function tail(file: string): string {

@@ -1,4 +1,5 @@
 import { closeContentStores } from '../activities/content/config';
+import { closeKnowledgeBases } from '../activities/search/kb/open';
 import { closeEmailConnections } from '../activities/email';
 import { closeMcpConnections } from '../activities/mcp';
 import { closeSqlConnections } from '../activities/sql';
@@ -15,6 +16,7 @@ import { AgentMetrics } from './observability/metrics';
 import { installRuntime, servesMetrics } from './observability/runtime';
 import { startTracing } from './observability/start-tracing';
 import { createAgentWorker } from './worker';
+import { ensureContentGcSchedule } from './content-gc-schedule';
 
 export { installLogging } from './observability/runtime';
 
@@ -91,19 +93,42 @@ export function runWorker(opts: {
         deliver: opts.deliveryFor(client, opts.config.taskQueue),
         tracing,
         metrics,
-        // A prebuilt bundle lacks tracing's workflow modules and the encoding failure converter, so
-        // with tracing or payload encryption on, workflows/ is bundled here.
-        ...(opts.config.workflowBundle && !tracing && !opts.config.codecKeys
+        // A prebuilt bundle lacks tracing's workflow modules and the encoding failure converter, and
+        // is of the unversioned entry, so with tracing, payload encryption or Worker Versioning on,
+        // workflows/ is bundled here.
+        ...(opts.config.workflowBundle && !tracing && !opts.config.codecKeys && !opts.config.versioning
           ? { workflowBundle: { codePath: opts.config.workflowBundle } }
           : {}),
       });
       shutdown = () => worker.shutdown();
       if (stopRequested) return;
+      const gc = opts.config.contentGc;
+      if (gc.everyMs !== null) {
+        // Not fatal: a role that may not create schedules still runs agents (and collects when fired).
+        await ensureContentGcSchedule(client, {
+          taskQueue: opts.config.taskQueue,
+          everyMs: gc.everyMs,
+          ...(gc.graceMs !== undefined ? { graceMs: gc.graceMs } : {}),
+        }).catch((err: unknown) =>
+          console.error(
+            `warning: could not set up the content store's garbage collection schedule: ${(err as Error).message}`,
+          ),
+        );
+      }
       if (opts.installSignalHandlers !== false) {
         console.error(
           `Worker polling task queue "${opts.config.taskQueue}" on ${opts.target.connectionOptions.address} ` +
             `(namespace ${opts.target.namespace}); Ctrl-C to stop`,
         );
+        const v = opts.config.versioning;
+        if (v) {
+          // A versioned worker gets no tasks until its build is current: say how, or it looks idle.
+          console.error(
+            `Worker Versioning on: build "${v.buildId}" of deployment "${v.deploymentName}"; it takes new runs once ` +
+              `that build is current (temporal worker deployment set-current-version --deployment-name ${v.deploymentName} ` +
+              `--build-id ${v.buildId})`,
+          );
+        }
         const t = opts.config.tracing;
         if (t.exporter !== 'off') {
           console.error(
@@ -122,6 +147,7 @@ export function runWorker(opts: {
       await closeMcpConnections();
       await closeSqlConnections();
       await closeContentStores();
+      await closeKnowledgeBases();
       await tracing?.shutdown();
       await client.connection.close();
       await connection.close();

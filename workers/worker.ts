@@ -1,9 +1,12 @@
 import type { NativeConnection, WorkerOptions } from '@temporalio/worker';
-import { Worker } from '@temporalio/worker';
+import { Runtime, Worker } from '@temporalio/worker';
 import type { ActivityDeps } from '../activities';
 import { createActivities } from '../activities';
 import { contentStoreFor } from '../activities/content/config';
 import type { ContentStore } from '../activities/content/store';
+import { createContentGcActivities } from '../activities/content/gc-activity';
+import type { RunLiveness } from '../activities/content/gc';
+import { temporalLiveness, temporalServiceId } from '../activities/content/liveness';
 import type { WorkerConfig } from './config';
 import { ActivityOutcomeLogger } from './observability/interceptors';
 import { MeteredContentStore } from './observability/metered-store';
@@ -14,13 +17,17 @@ import { ErrorSanitizer } from './observability/sanitize-errors';
 import { AesGcmCodec } from './payload-codec';
 import { secretsOfConfig } from '../shared/redact-secrets';
 import type { Tracing } from './observability/tracing';
+import { workerDeploymentOptions } from './versioning';
 
 /** What a worker needs. Tests pass a prebuilt bundle and swapped providers. */
 export interface AgentWorkerOptions {
   connection: NativeConnection;
   namespace: string;
   config: WorkerConfig;
-  /** Prebuilt workflow bundle (tests bundle once per suite); otherwise workflows/ is bundled at start. */
+  /**
+   * Prebuilt workflow bundle (tests bundle once per suite); otherwise workflows/ is bundled at start.
+   * With Worker Versioning on (`config.versioning`) it must be a bundle of {@link VERSIONED_WORKFLOWS_PATH}.
+   */
   workflowBundle?: WorkerOptions['workflowBundle'];
   providers?: ActivityDeps['providers'];
   /** How the notification activities deliver (client/deliver.ts `notificationDelivery`). */
@@ -41,6 +48,11 @@ export interface AgentWorkerOptions {
   tracing?: Tracing;
   /** The agent's metrics to record (see AgentMetrics); none are recorded worker-side without. */
   metrics?: AgentMetrics;
+  /**
+   * What content garbage collection asks Temporal (retention, whether runs are open); the worker's
+   * connection answers by default. Benches swap in one that reads retention shorter.
+   */
+  contentLiveness?: RunLiveness;
 }
 
 /** Worker options that trade memory and CPU for throughput. */
@@ -62,6 +74,12 @@ const FAILURE_CONVERTER_PATH = require.resolve('./failure-converter');
 
 /** Path of the workflows entry, resolvable from source (tsx, jest) and from dist/. */
 export const WORKFLOWS_PATH = require.resolve('../workflows');
+
+/**
+ * Path of the entry a versioned worker bundles: the same workflows, each declaring its versioning
+ * behaviour (see workflows/versioned.ts for why an unversioned worker must not load it).
+ */
+export const VERSIONED_WORKFLOWS_PATH = require.resolve('../workflows/versioned');
 
 type BundlerOptions = NonNullable<WorkerOptions['bundlerOptions']>;
 type WebpackConfig = Parameters<NonNullable<BundlerOptions['webpackConfigHook']>>[0];
@@ -108,9 +126,20 @@ export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worke
   const activities = {
     ...createActivities({
       config: opts.config,
+      temporalService: await temporalServiceId(opts.connection.workflowService),
       store: metrics ? new MeteredContentStore(store, metrics) : store,
       providers: opts.providers,
       deliver: opts.deliver,
+      // The runtime's logger: what MCP connections report reaches the worker's log like activities' lines.
+      logger: Runtime.instance().logger,
+    }),
+    ...createContentGcActivities({
+      store,
+      liveness: opts.contentLiveness ?? temporalLiveness(opts.connection.workflowService),
+      namespace: opts.namespace,
+      ...(metrics
+        ? { onCollected: (r) => metrics.contentCollected(r.dryRun ? 0 : r.removedBytes, r.storeBytes) }
+        : {}),
     }),
     ...opts.activityOverrides,
   };
@@ -121,7 +150,10 @@ export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worke
     taskQueue: opts.taskQueue ?? opts.config.taskQueue,
     ...(opts.workflowBundle
       ? { workflowBundle: opts.workflowBundle }
-      : { workflowsPath: WORKFLOWS_PATH, bundlerOptions: WORKFLOW_BUNDLER_OPTIONS }),
+      : {
+          workflowsPath: opts.config.versioning ? VERSIONED_WORKFLOWS_PATH : WORKFLOWS_PATH,
+          bundlerOptions: WORKFLOW_BUNDLER_OPTIONS,
+        }),
     activities,
     ...(opts.config.codecKeys
       ? {
@@ -132,6 +164,9 @@ export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worke
         }
       : {}),
     maxConcurrentActivityTaskExecutions: opts.config.maxConcurrentActivities,
+    ...(opts.config.versioning
+      ? { workerDeploymentOptions: workerDeploymentOptions(opts.config.versioning) }
+      : {}),
     ...(opts.maxCachedWorkflows !== undefined ? { maxCachedWorkflows: opts.maxCachedWorkflows } : {}),
     ...opts.tuning,
     interceptors: {

@@ -17,6 +17,7 @@ import {
   citationsQuery,
   eventsQuery,
   stateQuery,
+  subAgentProgressSignal,
   transcriptQuery,
   userMessageSignal,
 } from '../shared/agent';
@@ -28,12 +29,15 @@ import type {
   AgentStatus,
   ParsedAgentInput,
   RunDefaults,
+  RunUsage,
   StopReason,
 } from '../shared/agent';
+import type { ReservableBudgets } from '../shared/agent/sub-agents';
+import { isAgentRef } from '../shared/agent/sub-agents';
 import type { CarriedState, CarriedTurn } from './agent/carried-state';
 import { SIZE_BUDGETS, formatBytes, jsonBytes, overBudgetMessage } from '../shared/temporal-limits';
 import type { ApprovalPolicy } from '../shared/approvals';
-import { mergeApprovalPolicies } from '../shared/approvals';
+import { mergeApprovalPolicies, serverNamesOfToolsEnabledOneByOne } from '../shared/approvals';
 import type { RunLimitName } from '../shared/run-limits';
 import { describeRunLimit } from '../shared/run-limits';
 import { addUsage } from '../shared/conversation';
@@ -53,6 +57,8 @@ import { McpToolbox } from './agent/mcp';
 import { isMcpRef } from '../shared/tools/mcp';
 import { ToolRunner } from './agent/tools';
 import { UserMessages } from './agent/user-messages';
+import { StructuredOutput } from './agent/structured-output';
+import { ParentReporter, SubAgents, summarisesBudgetStop } from './agent/sub-agents';
 import { NotificationBox } from './notifications';
 import { RunMetrics } from './metrics';
 import { NotificationPriority } from '../shared/notifications/schema';
@@ -83,6 +89,12 @@ export const ONE_NOTIFICATION_ROUTE_PATCH = 'one-notification-route';
  */
 export const CONTINUE_AS_NEW_NOT_FAILED_PATCH = 'continue-as-new-not-failed';
 
+/**
+ * Marks runs whose policy may name a whole MCP server (`mcp:<server>`) whose tools the run enables
+ * one by one. Runs recorded before failed at start on such a policy; only runs with one check it.
+ */
+export const MCP_SERVER_POLICY_NAMES_PATCH = 'mcp-server-policy-names';
+
 function invalidInput(message: string): ApplicationFailure {
   return ApplicationFailure.create({ type: 'InvalidAgentInput', message, nonRetryable: true });
 }
@@ -102,6 +114,11 @@ export async function agentWorkflow(rawInput: AgentInput, carried?: CarriedState
     throw invalidInput(
       `Invalid agent input: ${overBudgetMessage('the input', bytes, SIZE_BUDGETS.agentInputBytes)}`,
     );
+  }
+  const { policy, tools } = parsed.data;
+  const servers = serverNamesOfToolsEnabledOneByOne(policy.approvals, policy.requireApproval, tools);
+  if (servers.length > 0 && !patched(MCP_SERVER_POLICY_NAMES_PATCH)) {
+    throw invalidInput(`Invalid agent input: policy names ${servers.join(', ')}, not enabled for this run`);
   }
   const run = new AgentRun(parsed.data, carried);
   run.registerHandlers();
@@ -124,6 +141,10 @@ class AgentRun {
   private readonly citations: RunCitations;
   private status: AgentStatus = 'running';
   private answer: string | null = null;
+  /** The parsed answer of a run with an output schema, once it matched. */
+  private outputValue: unknown = undefined;
+  /** The run's output schema and its repairs (null without `output`; see STRUCTURED_OUTPUT_PATCH). */
+  private readonly output: StructuredOutput | null;
   private stopReason: StopReason | null = null;
   private readonly stepsAtStart: number;
   /** Whether this run uses approval policies and budget warnings (see POLICIES_PATCH). */
@@ -138,6 +159,10 @@ class AgentRun {
   private readonly localActivities: ParsedAgentInput['policy']['localActivities'];
   /** The built-in tools the model is offered: the run's tools less its `mcp:` references (the same list when it has none). */
   private readonly builtInTools: string[];
+  /** The sub-agents the run offers (none without `agents`). */
+  private readonly agents: SubAgents;
+  /** A sub-agent's link to the run that started it (a no-op for top-level runs). */
+  private readonly reporter: ParentReporter;
 
   constructor(
     private readonly input: ParsedAgentInput,
@@ -164,8 +189,10 @@ class AgentRun {
     this.runLimits = new RunLimitEnforcer(
       {
         input,
-        step: () => this.step,
-        usage: () => this.usage,
+        // Sub-agents' steps, usage and cost count against the run's budgets (none without `agents`).
+        step: () => this.step + this.agents.steps(),
+        usage: () => this.totalUsage(),
+        extraCostUsd: () => this.agents.liveCostUsd(),
         emit: (e) => this.emit(e),
         raise: (n) => this.raise(n),
         setLastError: (message) => {
@@ -175,13 +202,30 @@ class AgentRun {
       this.policies,
       carried?.budget,
     );
-    this.builtInTools = input.tools.some(isMcpRef) ? input.tools.filter((t) => !isMcpRef(t)) : input.tools;
+    this.builtInTools = input.tools.some((t) => isMcpRef(t) || isAgentRef(t))
+      ? input.tools.filter((t) => !isMcpRef(t) && !isAgentRef(t))
+      : input.tools;
+    this.output = StructuredOutput.of(input.output, input.policy.outputRepairs, carried?.outputRepairs);
     this.mcp = new McpToolbox({ input, emit: (e) => this.emit(e) }, carried?.mcp);
+    this.agents = new SubAgents(
+      {
+        input,
+        left: () => this.budgetLeft(),
+        fold: (usage, costUsd) => {
+          this.usage = addRunUsage(this.usage, usage);
+          this.runLimits.addSpent(costUsd);
+        },
+        emit: (e) => this.emit(e),
+      },
+      carried?.agents,
+    );
+    this.reporter = new ParentReporter(input.parent);
     const local = input.policy.localActivities;
     this.localActivities = local !== 'never' && patched(LOCAL_ACTIVITIES_PATCH) ? local : 'never';
     this.tools = new ToolRunner({
       input,
       mcp: this.mcp,
+      agents: this.agents,
       localTools: this.localActivities !== 'never',
       emit: (e) => this.emit(e),
       countToolCall: () => {
@@ -208,6 +252,7 @@ class AgentRun {
     this.notifications.registerHandlers();
     this.tools.registerHandlers();
     setHandler(userMessageSignal, (msg) => this.userMessages.receive(msg));
+    setHandler(subAgentProgressSignal, (p) => this.agents.progress(p));
     setHandler(stateQuery, () => this.view());
     setHandler(transcriptQuery, (args) => this.conversation.page(args));
     setHandler(citationsQuery, () => this.citations.resolved());
@@ -225,6 +270,8 @@ class AgentRun {
           this.input.policy.requireApproval,
         );
         this.runLimits.startWallClock();
+        // Sub-agents of the worker's config that the run names (`agent:<name>`); none for other runs.
+        if (this.agents.needsWorkerAgents) this.agents.useWorkerAgents(this.defaults.agents);
       }
       if (this.mcp.needsDiscovery()) await this.mcp.discover();
       if (carriedTurn && !(await this.finishTurn(carriedTurn)))
@@ -241,6 +288,20 @@ class AgentRun {
         if (turn.calls.length === 0) {
           // A message that arrived while the model was answering deserves a reply of its own.
           if (this.userMessages.waiting()) continue;
+          if (this.output) {
+            const verdict = this.output.judge(content);
+            if (verdict.kind === 'failed') throw verdict.failure;
+            if (verdict.kind === 'repair') {
+              this.conversation.add({ role: 'user', content: verdict.message });
+              this.emit({
+                kind: 'error',
+                text: `the answer does not match the output schema (repair ${this.output.repairs} of ${this.input.policy.outputRepairs}): ${verdict.issues}`,
+                isError: true,
+              });
+              continue;
+            }
+            this.outputValue = verdict.value;
+          }
           return this.finish(content ?? '', 'final_answer');
         }
         if (!(await this.finishTurn(turn))) return await this.continueAsNew(rawInput, turn);
@@ -297,27 +358,30 @@ class AgentRun {
 
   /**
    * Ends the run for a budget: the model gets one last turn without tools to summarise what was
-   * done (its answer is the result), and an `error` notification says which budget ended it.
+   * done (its answer is the result; a sub-agent past a token or cost budget gets none), and an
+   * `error` notification says which budget ended it.
    */
   private async stopForBudget(reason: StopReason): Promise<AgentResult> {
     const name = reason as RunLimitName;
     const b = this.runLimits.use()[name];
     const said = b ? describeRunLimit(name, b) : name;
-    this.drainUserMessages();
-    this.conversation.add({
-      role: 'user',
-      content: `The run's budget is used up (${said}). Do not call tools. Summarise for the user what was done, what was found, and what is left to do.`,
-    });
-    this.step += 1;
     let summary: string | null = null;
-    try {
-      const { content } = await this.modelTurn(true);
-      summary = content;
-    } catch (err) {
-      if (isCancellation(err)) throw err;
-      // The run still stops; the result says why there is no summary.
-      this.lastError = `The summary turn failed: ${(err as Error).message}`;
-      this.emit({ kind: 'error', text: this.lastError, isError: true });
+    if (summarisesBudgetStop(this.input, name)) {
+      this.drainUserMessages();
+      this.conversation.add({
+        role: 'user',
+        content: `The run's budget is used up (${said}). Do not call tools. Summarise for the user what was done, what was found, and what is left to do.`,
+      });
+      this.step += 1;
+      try {
+        const { content } = await this.modelTurn(true);
+        summary = content;
+      } catch (err) {
+        if (isCancellation(err)) throw err;
+        // The run still stops; the result says why there is no summary.
+        this.lastError = `The summary turn failed: ${(err as Error).message}`;
+        this.emit({ kind: 'error', text: this.lastError, isError: true });
+      }
     }
     await this.runLimits.raiseInOrder({
       type: 'error',
@@ -348,12 +412,15 @@ class AgentRun {
         model: this.input.model,
         tools: summaryOnly ? [] : this.builtInTools,
         ...(summaryOnly ? {} : this.mcp.modelTools()),
+        ...(summaryOnly || !this.agents.enabled ? {} : { agentTools: this.agents.modelTools() }),
         step: this.step,
         ...this.conversation.modelInput(),
         window: {
           maxMessages: policy.maxContextMessages,
           ...(policy.contextTokens ? { contextTokens: policy.contextTokens } : {}),
         },
+        // A summary turn answers in words: the budget stopped the run before an output was due.
+        ...(this.output && !summaryOnly ? { output: this.output.schema } : {}),
       });
     } catch (err) {
       throw modelCallFailure(err, this.step);
@@ -374,6 +441,8 @@ class AgentRun {
     });
     this.emit({ kind: 'model_finished', text: out.content ?? '', durationMs: Date.now() - started });
     if (this.policies) this.runLimits.warn();
+    // A final answer ends the run: its result tells the parent the rest, not a signal.
+    if (toolCalls.length) this.reportToParent();
     return { content: out.content, turn: { step: this.step, calls: toolCalls.map((call) => ({ call })) } };
   }
 
@@ -381,6 +450,40 @@ class AgentRun {
     if (this.tools.waitingForApproval()) this.status = 'waiting_for_approval';
     else if (this.status === 'waiting_for_approval') this.status = 'running';
     this.publishSearchAttributes();
+    this.reportToParent();
+  }
+
+  /** A sub-agent tells the run that started it what it used so far (nothing for top-level runs). */
+  private reportToParent(): void {
+    this.reporter.report({
+      status: this.status,
+      // Its own sub-agents' steps too: the whole subtree counts against the parent's budget.
+      steps: this.step + this.agents.steps(),
+      usage: this.totalUsage(),
+      costUsd: this.runLimits.costUsd(),
+    });
+  }
+
+  /** The run's usage with what its running sub-agents used so far. */
+  private totalUsage(): RunUsage {
+    return this.agents.enabled ? addRunUsage(this.usage, this.agents.liveUsage()) : this.usage;
+  }
+
+  /**
+   * What the run has left for its sub-agents: each budget it has, less what it and its children
+   * used, and one step kept for the run to read their answers.
+   */
+  private budgetLeft(): ReservableBudgets {
+    const p = this.input.policy;
+    const u = this.totalUsage();
+    const left: ReservableBudgets = { steps: p.maxSteps - this.step - this.agents.steps() - 1 };
+    if (p.maxTokens !== undefined) left.tokens = p.maxTokens - u.inputTokens - u.outputTokens;
+    if (p.maxInputTokens !== undefined) left.inputTokens = p.maxInputTokens - u.inputTokens;
+    if (p.maxOutputTokens !== undefined) left.outputTokens = p.maxOutputTokens - u.outputTokens;
+    if (p.maxCostUsd !== undefined) left.costUsd = p.maxCostUsd - this.runLimits.costUsd();
+    const wall = this.runLimits.wallClockLeft();
+    if (wall !== undefined) left.wallClockMs = wall;
+    return left;
   }
 
   /**
@@ -428,8 +531,17 @@ class AgentRun {
       answer,
       stopReason: reason,
       steps: this.step,
-      usage: this.usage,
+      usage: this.totalUsage(),
       ...(this.policies && this.runLimits.state.costUsd > 0 ? { costUsd: this.runLimits.state.costUsd } : {}),
+      ...(this.output
+        ? {
+            ...(this.outputValue === undefined ? {} : { output: this.outputValue }),
+            outputRepairs: this.output.repairs,
+          }
+        : {}),
+      ...(this.agents.enabled && this.agents.steps() ? { agentSteps: this.agents.steps() } : {}),
+      // A parent treats a child's answer as untrusted when the child read untrusted content.
+      ...(this.input.parent && this.untrusted ? { untrusted: this.untrusted } : {}),
     };
   }
 
@@ -476,6 +588,8 @@ class AgentRun {
           }
         : {}),
       ...(this.mcp.carry() ? { mcp: this.mcp.carry() } : {}),
+      ...(this.output ? { outputRepairs: this.output.repairs } : {}),
+      ...(this.agents.carry() ? { agents: this.agents.carry() } : {}),
     });
     const shrinks = [
       () => this.conversation.trimTranscript(SIZE_BUDGETS.carriedTranscriptBytes / 8),
@@ -491,22 +605,34 @@ class AgentRun {
       status: this.status,
       step: this.step,
       maxSteps: this.input.policy.maxSteps,
-      usage: this.usage,
+      usage: this.totalUsage(),
       pendingToolCalls: this.tools.pendingCalls(),
       ...(this.policies
         ? {
             approvals: this.tools.pendingApprovals(),
             budgets: this.runLimits.use(),
-            costUsd: this.runLimits.state.costUsd,
+            costUsd: this.runLimits.costUsd(),
             untrusted: this.untrusted,
           }
         : {}),
       lastError: this.lastError,
       continuations: this.continuations,
       answer: this.answer,
+      ...(this.outputValue === undefined ? {} : { output: this.outputValue }),
       stopReason: this.stopReason,
+      ...(this.agents.enabled ? { agents: this.agents.view() } : {}),
+      ...(this.input.parent ? { parent: this.input.parent } : {}),
     };
   }
+}
+
+/** Two usages added up. */
+function addRunUsage(a: RunUsage, b: RunUsage): RunUsage {
+  return {
+    ...addUsage(a, b),
+    modelCalls: a.modelCalls + b.modelCalls,
+    toolCalls: a.toolCalls + b.toolCalls,
+  };
 }
 
 /** Whether the run's history is past its budget (or the server suggests continuing as new). */

@@ -1,5 +1,6 @@
 import path from 'node:path';
-import type { ContentStore } from './store';
+import type { ContentRef } from '../../shared/content';
+import type { CollectableContentStore, StoreStats, SweepOptions, SweepTotals } from './collectable';
 import { CachedContentStore } from './store';
 import { FileContentStore } from './file-store';
 import { CONTENT_TABLE, PostgresContentStore } from './postgres-store';
@@ -34,22 +35,55 @@ function describePostgres(url: string): string {
   return `PostgreSQL table ${CONTENT_TABLE} at ${u.hostname}${u.port ? `:${u.port}` : ''}${u.pathname}`;
 }
 
+/** A collectable store with the cache in front; what a sweep removes leaves the cache too. */
+class CachedCollectableStore extends CachedContentStore implements CollectableContentStore {
+  constructor(private readonly store: CollectableContentStore) {
+    super(store);
+  }
+
+  claim(refs: readonly ContentRef[], workflowId: string): Promise<ContentRef[]> {
+    return this.store.claim(refs, workflowId);
+  }
+
+  claimants(writtenBefore: Date): Promise<string[]> {
+    return this.store.claimants(writtenBefore);
+  }
+
+  sweep(opts: SweepOptions): Promise<SweepTotals> {
+    return this.store.sweep({
+      ...opts,
+      onRemoved: (entry) => {
+        if (!opts.dryRun) this.forget(entry.ref);
+        opts.onRemoved?.(entry);
+      },
+    });
+  }
+
+  dropClaims(workflowIds: readonly string[], claimedBefore: Date): Promise<number> {
+    return this.store.dropClaims(workflowIds, claimedBefore);
+  }
+
+  stats(): Promise<StoreStats> {
+    return this.store.stats();
+  }
+}
+
 /** Opens the configured store, with an in-memory cache in front (stored values never change). */
-export function openContentStore(config: ContentStoreConfig): ContentStore {
+export function openContentStore(config: ContentStoreConfig): CollectableContentStore {
   const store =
     config.kind === 'file'
       ? new FileContentStore(config.dir)
       : new PostgresContentStore(config.url, describePostgres(config.url));
-  return new CachedContentStore(store);
+  return new CachedCollectableStore(store);
 }
 
-const opened = new Map<string, ContentStore>();
+const opened = new Map<string, CollectableContentStore>();
 
 /**
  * The store of a configuration, opened once per process and shared by every worker and command in
  * it (a PostgreSQL store holds a connection pool). {@link closeContentStores} releases them.
  */
-export function contentStoreFor(config: ContentStoreConfig): ContentStore {
+export function contentStoreFor(config: ContentStoreConfig): CollectableContentStore {
   const key = config.kind === 'file' ? `file:${config.dir}` : config.url;
   let store = opened.get(key);
   if (!store) {

@@ -10,8 +10,13 @@ import { isContentRef } from '../../shared/content';
 
 /** A place to keep JSON values by reference. Implementations must be safe under concurrent writers. */
 export interface ContentStore {
-  /** Stores a JSON value and returns its reference; storing an existing value changes nothing. */
-  put(value: unknown): Promise<ContentRef>;
+  /**
+   * Stores a JSON value and returns its reference; storing an existing value keeps the stored bytes.
+   * `claimant` is the workflow id whose history will reference the value: stores that collect
+   * garbage keep a value while a claimant's run is open or its history retained (activities pass
+   * their run's id through {@link claimedByCurrentRun}).
+   */
+  put(value: unknown, claimant?: string): Promise<ContentRef>;
   /** Reads a stored value; throws {@link ContentMissingError} when the store does not hold it. */
   get(ref: ContentRef): Promise<unknown>;
   /** Where the content lives, for messages (never a password). */
@@ -62,11 +67,22 @@ export function assertContentRef(ref: unknown): asserts ref is ContentRef {
 }
 
 /**
+ * How long a claim this process made is trusted without writing it again. Shorter than any grace
+ * period (a namespace retains closed runs for an hour at least), so a workflow id used again by a
+ * new run, after its old claims were dropped, always claims anew.
+ */
+const CLAIM_MEMORY_MS = 10 * 60 * 1000;
+/** Claims remembered at most; past it the memory starts over. */
+const CLAIM_MEMORY_ENTRIES = 100_000;
+
+/**
  * Keeps recently used values in memory. Safe because stored values never change; bounded by the
- * JSON size of what it holds, oldest use evicted first.
+ * JSON size of what it holds, oldest use evicted first. A cached value is written again only when
+ * a claimant it was not written for stores it, so each run's claim reaches the store.
  */
 export class CachedContentStore implements ContentStore {
   private readonly cache = new Map<ContentRef, { value: unknown; bytes: number }>();
+  private readonly claimed = new Map<string, number>();
   private bytes = 0;
 
   constructor(
@@ -78,9 +94,15 @@ export class CachedContentStore implements ContentStore {
     return this.inner.where;
   }
 
-  async put(value: unknown): Promise<ContentRef> {
+  async put(value: unknown, claimant?: string): Promise<ContentRef> {
     const { ref, body } = encodeContent(value);
-    if (!this.cache.has(ref)) await this.inner.put(value);
+    const claim = claimant === undefined ? undefined : `${claimant}\n${ref}`;
+    const fresh = claim === undefined || Date.now() - (this.claimed.get(claim) ?? 0) < CLAIM_MEMORY_MS;
+    if (!this.cache.has(ref) || !fresh) await this.inner.put(value, claimant);
+    if (claim !== undefined && !fresh) {
+      if (this.claimed.size >= CLAIM_MEMORY_ENTRIES) this.claimed.clear();
+      this.claimed.set(claim, Date.now());
+    }
     this.remember(ref, value, body.length);
     return ref;
   }
@@ -99,16 +121,21 @@ export class CachedContentStore implements ContentStore {
 
   close(): Promise<void> {
     this.cache.clear();
+    this.claimed.clear();
     this.bytes = 0;
     return this.inner.close();
   }
 
-  private remember(ref: ContentRef, value: unknown, bytes: number): void {
+  /** Drops a value the store no longer holds. */
+  protected forget(ref: ContentRef): void {
     const old = this.cache.get(ref);
-    if (old) {
-      this.cache.delete(ref);
-      this.bytes -= old.bytes;
-    }
+    if (!old) return;
+    this.cache.delete(ref);
+    this.bytes -= old.bytes;
+  }
+
+  private remember(ref: ContentRef, value: unknown, bytes: number): void {
+    this.forget(ref);
     if (bytes > this.maxBytes / 4) return;
     this.cache.set(ref, { value, bytes });
     this.bytes += bytes;

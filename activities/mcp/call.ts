@@ -51,8 +51,10 @@ export async function callMcpTool(
   const key = `${ctx.info.workflowExecution?.workflowId ?? ctx.info.activityId}/${input.toolCallId}`;
   const beat = setInterval(() => ctx.heartbeat({ waiting: tool }), HEARTBEAT_MS);
   try {
-    const result = await pool.use(server, (client) =>
-      client.callTool(
+    // One use of the connection: the call, then the digest of the tool list it belongs to (kept
+    // by the pool, so listed again only after the server said its tools changed).
+    const { result, digest } = await pool.use(server, async (client, conn) => {
+      const called = await client.callTool(
         {
           name: tool,
           arguments: (input.args ?? {}) as Record<string, unknown>,
@@ -64,11 +66,11 @@ export async function callMcpTool(
           signal: ctx.cancellationSignal,
           onprogress: (p) => ctx.heartbeat({ progress: p.progress, total: p.total, message: p.message }),
         },
-      ),
-    );
+      );
+      return { result: called, digest: await conn.toolsDigest().catch(() => undefined) };
+    });
     const out = await mcpResultToToolResult(server, tool, result as McpCallResult, store);
-    // The run compares this with the digest it holds, and discovers again when the list changed.
-    const digest = await pool.digest(server).catch(() => undefined);
+    // The run compares the digest with the one it holds, and discovers again when the list changed.
     return digest ? { ...out, toolsDigest: digest } : out;
   } catch (err) {
     if (err instanceof ApplicationFailure) throw err;

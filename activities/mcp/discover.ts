@@ -25,12 +25,43 @@ export function schemaProblem(schema: unknown): string | null {
   if (!schema || typeof schema !== 'object' || (schema as { type?: unknown }).type !== 'object') {
     return 'its input schema is not a JSON Schema of type "object"';
   }
+  const pattern = unicodePattern(schema, 0);
+  if (pattern !== null) {
+    // JSON Schema patterns are Unicode regular expressions; zod compiles them without the `u` flag,
+    // where \p{L} means the letters "p{L}": valid arguments would be refused.
+    return `its input schema's pattern ${JSON.stringify(pattern.slice(0, 80))} needs Unicode regular expressions, which the argument check cannot follow`;
+  }
   try {
     z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
     return null;
   } catch (err) {
     return `its input schema cannot be represented: ${(err as Error).message.slice(0, 200)}`;
   }
+}
+
+/** Syntax that means something else (or nothing) in a regular expression without the `u` flag. */
+const UNICODE_ONLY = /\\[pP]\{|\\u\{/;
+
+/** The first `pattern` (or `patternProperties` key) of a schema that needs the `u` flag, or null. */
+function unicodePattern(node: unknown, depth: number): string | null {
+  if (depth > 64 || !node || typeof node !== 'object') return null;
+  if (Array.isArray(node)) {
+    for (const item of node) {
+      const found = unicodePattern(item, depth + 1);
+      if (found !== null) return found;
+    }
+    return null;
+  }
+  const o = node as Record<string, unknown>;
+  if (typeof o.pattern === 'string' && UNICODE_ONLY.test(o.pattern)) return o.pattern;
+  const keyed = o.patternProperties;
+  if (keyed && typeof keyed === 'object')
+    for (const key of Object.keys(keyed)) if (UNICODE_ONLY.test(key)) return key;
+  for (const v of Object.values(o)) {
+    const found = unicodePattern(v, depth + 1);
+    if (found !== null) return found;
+  }
+  return null;
 }
 
 /** Lists the servers' tools and builds the run's catalog; unknown names fail, listing what exists. */
@@ -96,6 +127,10 @@ export async function discover(
         skipped.push({ server, tool: t.name, reason });
         log.warn('MCP tool skipped', { tool: mcpToolId(server, t.name), reason });
       };
+      if (t.execution?.taskSupport === 'required') {
+        skip('it runs only as an MCP task (taskSupport "required"), and this client calls tools directly');
+        continue;
+      }
       const problem = schemaProblem(t.inputSchema);
       if (problem) {
         skip(problem);

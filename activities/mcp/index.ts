@@ -1,3 +1,4 @@
+import type { Logger } from '@temporalio/common';
 import type { McpCatalog, McpDiscoverInput } from '../../shared/tools/mcp';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import type { ContentStore } from '../content/store';
@@ -9,11 +10,11 @@ import { McpPool } from './pool';
 /** The pools of this process, by config (one per worker config), so connections are shared. */
 const pools = new Map<McpConfig, McpPool>();
 
-/** The process's pool for a config. */
-export function mcpPoolFor(config: McpConfig): McpPool {
+/** The process's pool for a config (logging to `logger`, the first caller's). */
+export function mcpPoolFor(config: McpConfig, logger?: Logger): McpPool {
   let pool = pools.get(config);
   if (!pool) {
-    pool = new McpPool(config);
+    pool = new McpPool(config, { logger });
     pools.set(config, pool);
   }
   return pool;
@@ -30,8 +31,14 @@ export async function closeMcpConnections(): Promise<void> {
  * The MCP activities: `mcpDiscover`, and `default`, which serves every `mcp:<server>/<tool>`
  * activity type (the worker calls it for activity types it has no function for).
  */
-export function createMcpActivities(deps: { config: McpConfig; store: ContentStore; pool?: McpPool }) {
-  const pool = deps.pool ?? mcpPoolFor(deps.config);
+export function createMcpActivities(deps: {
+  config: McpConfig;
+  store: ContentStore;
+  pool?: McpPool;
+  /** Where the pool reports connections, tool list changes and servers' stderr. */
+  logger?: Logger;
+}) {
+  const pool = deps.pool ?? mcpPoolFor(deps.config, deps.logger);
   return {
     async mcpDiscover(input: McpDiscoverInput): Promise<McpCatalog> {
       return discover(pool, deps.store, input);

@@ -3,9 +3,11 @@
  * first use and closes after `idleTimeoutMs` unused; a stdio server whose process dies (or an HTTP
  * session that drops) is connected anew on the next use, so no run is pinned to one worker or one
  * server process. Each connection remembers its server's tool list and forgets it when the server
- * says `notifications/tools/list_changed`.
+ * says `notifications/tools/list_changed`. What happens to connections (opened, tool lists changed,
+ * a stdio server's stderr lines) goes to the worker's log, with the configured secrets masked.
  */
 import { createHash } from 'node:crypto';
+import type { Logger } from '@temporalio/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -19,15 +21,38 @@ import { mcpSecrets } from './config';
 const CLIENT_INFO = { name: 'durable-agent', version: '0.1.0' };
 /** The tail of a stdio server's stderr kept for error messages. */
 const STDERR_TAIL_BYTES = 2048;
+/** The most of one stderr line that goes to the log. */
+const STDERR_LINE_CHARS = 1000;
+/**
+ * Listings of one tool list in a row while the server keeps saying it changed: past this the
+ * list is used but not kept, so the next use lists again.
+ */
+const MAX_LISTINGS = 3;
 
 interface Entry {
   readonly client: Client;
-  tools?: Tool[];
-  digest?: string;
+  /** The server's tools and their digest, as last listed; unset until listed and after a change. */
+  tools?: { list: Tool[]; digest: string };
+  /** `notifications/tools/list_changed` received on this connection: a listing that saw one arrive is stale. */
+  listChanges: number;
   inUse: number;
   idle?: NodeJS.Timeout;
   closed: boolean;
   stderr: string;
+}
+
+/** A pooled connection as {@link McpPool.use} lends it. */
+export interface McpConnection {
+  /** The end of a stdio server's stderr, secrets masked. */
+  stderr(): string;
+  /** The digest of the server's tool list: the one kept, or a new listing after a change. */
+  toolsDigest(): Promise<string>;
+}
+
+/** How a pool reports what happens to its connections. */
+export interface McpPoolOptions {
+  /** The worker's logger (Temporal's runtime logger); without one the pool logs nothing. */
+  logger?: Logger;
 }
 
 /** A server name the worker's config does not hold. */
@@ -39,9 +64,14 @@ export class McpServerUnknownError extends Error {
 export class McpPool {
   private readonly entries = new Map<string, Promise<Entry>>();
   private readonly secrets: string[];
+  private readonly logger: Logger | undefined;
 
-  constructor(private readonly config: McpConfig) {
+  constructor(
+    private readonly config: McpConfig,
+    opts: McpPoolOptions = {},
+  ) {
     this.secrets = mcpSecrets(config);
+    this.logger = opts.logger;
   }
 
   /** Names of the configured servers. */
@@ -64,43 +94,21 @@ export class McpPool {
   }
 
   /** Runs `fn` with a live connection to `server`; the connection stays pooled afterwards. */
-  async use<T>(server: string, fn: (client: Client, entry: { stderr(): string }) => Promise<T>): Promise<T> {
-    const entry = await this.entry(server);
-    entry.inUse += 1;
-    if (entry.idle) clearTimeout(entry.idle);
-    try {
-      return await fn(entry.client, { stderr: () => this.redact(entry.stderr) });
-    } finally {
-      entry.inUse -= 1;
-      if (entry.inUse === 0 && !entry.closed) {
-        entry.idle = setTimeout(() => void this.drop(server, entry), this.config.idleTimeoutMs);
-        entry.idle.unref();
-      }
-    }
+  async use<T>(server: string, fn: (client: Client, conn: McpConnection) => Promise<T>): Promise<T> {
+    return this.lend(server, (entry) =>
+      fn(entry.client, {
+        stderr: () => this.redact(entry.stderr),
+        toolsDigest: async () => (await this.listed(server, entry)).digest,
+      }),
+    );
   }
 
   /** The server's tools (every page) and their digest; listed again only after list_changed. */
   async tools(server: string): Promise<{ tools: Tool[]; digest: string }> {
-    return this.use(server, async (client) => {
-      const entry = await this.entry(server);
-      if (entry.tools && entry.digest) return { tools: entry.tools, digest: entry.digest };
-      const { connectTimeoutMs } = this.server(server);
-      const tools: Tool[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await client.listTools(cursor ? { cursor } : {}, { timeout: connectTimeoutMs });
-        tools.push(...page.tools);
-        cursor = page.nextCursor;
-      } while (cursor);
-      entry.tools = tools;
-      entry.digest = toolsDigest(tools);
-      return { tools, digest: entry.digest };
+    return this.lend(server, async (entry) => {
+      const { list, digest } = await this.listed(server, entry);
+      return { tools: list, digest };
     });
-  }
-
-  /** The digest of the tool list as this worker knows it now (listing again after a change). */
-  async digest(server: string): Promise<string> {
-    return (await this.tools(server)).digest;
   }
 
   /** Closes every connection (stdio servers' processes end). */
@@ -120,6 +128,56 @@ export class McpPool {
     return redactSecrets(text, this.secrets);
   }
 
+  /**
+   * The tools of a connection: the list kept, or a new listing. A change announced while a listing
+   * is in flight may or may not be in its answer, so that answer is not kept: the server is listed
+   * again (a few times at most; then the answer is used once and the next use lists again).
+   */
+  private async listed(server: string, entry: Entry): Promise<{ list: Tool[]; digest: string }> {
+    if (entry.tools) return entry.tools;
+    const { connectTimeoutMs } = this.server(server);
+    for (let listing = 1; ; listing++) {
+      const changes = entry.listChanges;
+      const list: Tool[] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await entry.client.listTools(cursor ? { cursor } : {}, { timeout: connectTimeoutMs });
+        list.push(...page.tools);
+        cursor = page.nextCursor;
+      } while (cursor);
+      const listed = { list, digest: toolsDigest(list) };
+      const stale = entry.listChanges !== changes;
+      this.logger?.debug('MCP tools listed', {
+        server,
+        tools: list.length,
+        digest: listed.digest,
+        listing,
+        ...(stale ? { changedMeanwhile: true } : {}),
+      });
+      if (!stale) {
+        entry.tools = listed;
+        return listed;
+      }
+      if (listing >= MAX_LISTINGS) return listed;
+    }
+  }
+
+  /** Lends a connection to `fn`; unused for `idleTimeoutMs` afterwards, it is closed. */
+  private async lend<T>(server: string, fn: (entry: Entry) => Promise<T>): Promise<T> {
+    const entry = await this.entry(server);
+    entry.inUse += 1;
+    if (entry.idle) clearTimeout(entry.idle);
+    try {
+      return await fn(entry);
+    } finally {
+      entry.inUse -= 1;
+      if (entry.inUse === 0 && !entry.closed) {
+        entry.idle = setTimeout(() => void this.drop(server, entry), this.config.idleTimeoutMs);
+        entry.idle.unref();
+      }
+    }
+  }
+
   private entry(server: string): Promise<Entry> {
     const existing = this.entries.get(server);
     if (existing) return existing;
@@ -135,7 +193,7 @@ export class McpPool {
   private async connect(server: string): Promise<Entry> {
     const s = this.server(server);
     const client = new Client(CLIENT_INFO, { capabilities: {} });
-    const entry: Entry = { client, inUse: 0, closed: false, stderr: '' };
+    const entry: Entry = { client, listChanges: 0, inUse: 0, closed: false, stderr: '' };
     let transport: StdioClientTransport | StreamableHTTPClientTransport;
     if ('url' in s) {
       transport = new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: s.headers } });
@@ -148,21 +206,39 @@ export class McpPool {
         ...(s.cwd ? { cwd: s.cwd } : {}),
         stderr: 'pipe',
       });
+      let partial = '';
       stdio.stderr?.on('data', (chunk: Buffer) => {
-        entry.stderr = (entry.stderr + chunk.toString('utf8')).slice(-STDERR_TAIL_BYTES);
+        const text = chunk.toString('utf8');
+        entry.stderr = (entry.stderr + text).slice(-STDERR_TAIL_BYTES);
+        // Whole lines to the log; a line still being written waits for its end (bounded).
+        const lines = (partial + text).split('\n');
+        partial = (lines.pop() ?? '').slice(-STDERR_LINE_CHARS);
+        for (const line of lines) {
+          const trimmed = line.trim();
+          if (trimmed)
+            this.logger?.info('MCP server stderr', {
+              server,
+              line: this.redact(trimmed.slice(0, STDERR_LINE_CHARS)),
+            });
+        }
       });
       transport = stdio;
     }
     client.onclose = () => {
       entry.closed = true;
       if (entry.idle) clearTimeout(entry.idle);
-      void this.entries.get(server)?.then((e) => {
-        if (e === entry) this.entries.delete(server);
-      });
+      // (A connection that fails while it opens closes too: its own promise rejects, and is dropped.)
+      void this.entries.get(server)?.then(
+        (e) => {
+          if (e === entry) this.entries.delete(server);
+        },
+        () => undefined,
+      );
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      entry.listChanges += 1;
       entry.tools = undefined;
-      entry.digest = undefined;
+      this.logger?.info('MCP server says its tool list changed', { server });
     });
     try {
       await client.connect(transport, { timeout: s.connectTimeoutMs });
@@ -175,6 +251,7 @@ export class McpPool {
         ),
       );
     }
+    this.logger?.info('MCP server connected', { server, transport: 'url' in s ? 'http' : 'stdio' });
     return entry;
   }
 

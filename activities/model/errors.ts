@@ -7,6 +7,8 @@
  */
 import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
+import type { SseEvent } from './sse';
+import { createSseParser } from './sse';
 
 /** Every error type the model providers fail with. */
 export const MODEL_ERROR_TYPES = [
@@ -69,39 +71,186 @@ export async function postModelApi<T>(req: ModelApiRequest<T>): Promise<T> {
     text = await response.text();
   } catch (error) {
     if (req.signal?.aborted) throw error;
-    const where = `${req.api} API at ${origin(req.url)}`;
-    const message = timeout.aborted
-      ? `${where} did not answer within ${req.timeoutMs} ms; retrying. A large max_tokens on a slow server may need a longer timeout.`
-      : `${where} could not be reached (${describeNetworkError(error)}); retrying. Check that the server is running and the base URL is right.`;
-    throw modelFailure(
-      'ModelUnreachable',
-      message,
-      req.secrets,
-      error instanceof Error ? { cause: error } : {},
-    );
+    throw unreachable(req, timeout, error);
   }
   if (!response.ok) throw failureFromResponse(req, response, text);
+  return parseAnswer(req, response.status, text);
+}
+
+/** The failure for a request that got no (whole) answer: the timeout fired, or the connection failed. */
+function unreachable(
+  req: ModelApiRequest<unknown>,
+  timeout: AbortSignal,
+  error: unknown,
+  during = '',
+): ApplicationFailure {
+  const where = `${req.api} API at ${origin(req.url)}`;
+  const message = timeout.aborted
+    ? `${where} did not answer within ${req.timeoutMs} ms${during}; retrying. A large max_tokens on a slow server may need a longer timeout.`
+    : during
+      ? `${where} cut the connection${during} (${describeNetworkError(error)}); retrying.`
+      : `${where} could not be reached (${describeNetworkError(error)}); retrying. Check that the server is running and the base URL is right.`;
+  return modelFailure(
+    'ModelUnreachable',
+    message,
+    req.secrets,
+    error instanceof Error ? { cause: error } : {},
+  );
+}
+
+/** A 2xx body as JSON of the documented shape: `ModelServerError` when it is not JSON, `ModelBadResponse` when not the shape. */
+function parseAnswer<T>(req: ModelApiRequest<T>, status: number, text: string): T {
   let json: unknown;
   try {
     json = JSON.parse(text);
   } catch {
     throw modelFailure(
       'ModelServerError',
-      `${req.api} API at ${origin(req.url)} answered ${response.status} with a body that is not JSON (${excerpt(text)}); retrying.`,
+      `${req.api} API at ${origin(req.url)} answered ${status} with a body that is not JSON (${excerpt(text)}); retrying.`,
       req.secrets,
     );
   }
   const parsed = req.responseSchema.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const problem = issue ? `${issue.path.join('.') || 'body'}: ${issue.message}` : 'unexpected shape';
-    throw modelFailure(
-      'ModelBadResponse',
-      `${req.api} API at ${origin(req.url)} answered in a shape this provider does not understand (${problem}). Check that the base URL points at a ${req.api}-compatible API.`,
-      req.secrets,
-    );
-  }
+  if (!parsed.success) throw badShape(req, parsed.error);
   return parsed.data;
+}
+
+function badShape(req: ModelApiRequest<unknown>, error: z.ZodError | string): ApplicationFailure {
+  const issue = typeof error === 'string' ? undefined : error.issues[0];
+  const problem =
+    typeof error === 'string'
+      ? error
+      : issue
+        ? `${issue.path.join('.') || 'body'}: ${issue.message}`
+        : 'unexpected shape';
+  return modelFailure(
+    'ModelBadResponse',
+    `${req.api} API at ${origin(req.url)} answered in a shape this provider does not understand (${problem}). Check that the base URL points at a ${req.api}-compatible API.`,
+    req.secrets,
+  );
+}
+
+/**
+ * A streamed answer being read: its events in order, and the failures a provider reading them may
+ * need, classified and redacted like those of {@link postModelApi}. Iterating it throws a typed
+ * `ApplicationFailure` when the connection drops or the timeout fires mid-stream, and the signal's
+ * reason when the activity is cancelled.
+ */
+export interface ModelEventStream {
+  events: AsyncIterable<SseEvent>;
+  /** One event's data as JSON of `schema`: `ModelServerError` when it is not JSON, `ModelBadResponse` when not the shape. */
+  parse<T>(data: string, schema: z.ZodType<T>): T;
+  /** `ModelBadResponse` for a stream whose events do not add up to an answer (`problem` says why). */
+  badResponse(problem: string): ApplicationFailure;
+  /**
+   * For an error the API reported inside the stream (after its 200): classified as an HTTP answer
+   * with `status` and `body` would have been, so an overloaded server mid-stream is retried the same.
+   */
+  apiError(status: number, body: string): ApplicationFailure;
+  /** A retryable `ModelServerError` for a stream that ended before its last event (`after` says what came). */
+  cut(after: string): ApplicationFailure;
+}
+
+/** The answer to a streaming request: events, or a whole JSON answer from a server that does not stream. */
+export type ModelStreamAnswer<T> = { stream: ModelEventStream } | { json: T };
+
+/**
+ * POSTs `body` (which asks for a stream) and opens the `text/event-stream` answer. An HTTP error
+ * status comes before any stream and fails exactly as with {@link postModelApi}; so do an
+ * unreachable server and a timeout, which covers the whole stream (one model call, as without
+ * streaming). A server that ignores the request for a stream and answers JSON is read as without
+ * streaming (`responseSchema`).
+ */
+export async function streamModelApi<T>(req: ModelApiRequest<T>): Promise<ModelStreamAnswer<T>> {
+  const timeout = AbortSignal.timeout(req.timeoutMs);
+  const signal = req.signal ? AbortSignal.any([req.signal, timeout]) : timeout;
+  let response: Response;
+  try {
+    response = await req.fetchImpl(req.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream, application/json',
+        ...req.headers,
+      },
+      body: JSON.stringify(req.body),
+      signal,
+    });
+  } catch (error) {
+    if (req.signal?.aborted) throw error;
+    throw unreachable(req, timeout, error);
+  }
+  const contentType = response.headers.get('content-type') ?? '';
+  if (!response.ok || !contentType.includes('text/event-stream') || !response.body) {
+    let text: string;
+    try {
+      text = await response.text();
+    } catch (error) {
+      if (req.signal?.aborted) throw error;
+      throw unreachable(req, timeout, error);
+    }
+    if (!response.ok) throw failureFromResponse(req, response, text);
+    return { json: parseAnswer(req, response.status, text) };
+  }
+  const body = response.body;
+  const where = `${req.api} API at ${origin(req.url)}`;
+  let count = 0;
+  async function* events(): AsyncGenerator<SseEvent> {
+    const parser = createSseParser();
+    const decoder = new TextDecoder();
+    const reader = body.getReader();
+    try {
+      for (;;) {
+        let chunk: { done: true; value?: undefined } | { done: false; value: Uint8Array };
+        try {
+          chunk = await reader.read();
+        } catch (error) {
+          if (req.signal?.aborted) throw req.signal.reason;
+          throw unreachable(req, timeout, error, ` while streaming its answer (after ${count} events)`);
+        }
+        const parsed = chunk.done
+          ? [...parser.push(decoder.decode()), ...parser.end()]
+          : parser.push(decoder.decode(chunk.value, { stream: true }));
+        for (const event of parsed) {
+          count++;
+          yield event;
+        }
+        if (chunk.done) return;
+      }
+    } finally {
+      // Stopping early (an error, or the last event read) must not leave the connection open.
+      reader.cancel().catch(() => undefined);
+    }
+  }
+  return {
+    stream: {
+      events: events(),
+      parse: (data, schema) => {
+        let json: unknown;
+        try {
+          json = JSON.parse(data);
+        } catch {
+          throw modelFailure(
+            'ModelServerError',
+            `${where} streamed an event that is not JSON (${excerpt(data)}); retrying.`,
+            req.secrets,
+          );
+        }
+        const parsed = schema.safeParse(json);
+        if (!parsed.success) throw badShape(req, parsed.error);
+        return parsed.data;
+      },
+      badResponse: (problem) => badShape(req, problem),
+      apiError: (status, text) =>
+        failureFromResponse(req, new Response(null, { status, statusText: 'in stream' }), text),
+      cut: (after) =>
+        modelFailure(
+          'ModelServerError',
+          `${where} ended its streamed answer early, ${after}; retrying.`,
+          req.secrets,
+        ),
+    },
+  };
 }
 
 /** The failure for a provider the worker has no configuration for; `what` says what to set. */

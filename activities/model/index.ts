@@ -21,11 +21,13 @@ import type { ModelActivities } from '../types';
 import { createAnthropicProvider } from './anthropic';
 import { createLocalProvider } from './local/provider';
 import { createOpenAIProvider } from './openai';
-import type { ModelProvider } from './provider';
+import type { ModelDelta, ModelProvider } from './provider';
+import type { StreamChannel } from '../streaming';
+import { publishCall } from '../streaming';
 import { createScriptedProvider } from './scripted';
 
 /** The command that installs the local model's default weights, named when they are missing. */
-const LOCAL_SETUP_COMMAND = 'npm run setup';
+export const LOCAL_SETUP_COMMAND = 'npm run setup';
 
 /** How often a waiting model call heartbeats, so cancellation reaches it and a dead worker is noticed. */
 const HEARTBEAT_MS = 5000;
@@ -76,6 +78,8 @@ export interface ModelActivityDeps {
   /** Where conversations are kept by reference. */
   store: ContentStore;
   providers?: Partial<Record<CallModelInput['model']['provider'], ModelProvider>>;
+  /** Where each call publishes its answer's deltas as they come (live tokens); none when null. */
+  stream?: StreamChannel | null;
 }
 
 /** Tokens kept free for the answer when the model choice sets no output limit. */
@@ -140,7 +144,11 @@ export interface ModelRequest {
  * input adds (stored write-once, so a retry stores nothing new), cut to the model's context.
  */
 export async function prepareModelRequest(store: ContentStore, input: CallModelInput): Promise<ModelRequest> {
-  const tools = [...modelToolSpecs(input.tools), ...(await mcpToolSpecs(store, input.mcpTools))];
+  const tools = [
+    ...modelToolSpecs(input.tools),
+    ...(await mcpToolSpecs(store, input.mcpTools)),
+    ...(input.agentTools ?? []),
+  ];
   const { ref, node } = await appendConversation(store, input);
   const model = input.model as { maxTokens?: number };
   const contextTokens = input.window?.contextTokens ?? DEFAULT_CONTEXT_TOKENS[input.model.provider];
@@ -148,14 +156,20 @@ export async function prepareModelRequest(store: ContentStore, input: CallModelI
     contextTokens,
     // Room for the answer, never more than a quarter of the context.
     reserveTokens: Math.min(model.maxTokens ?? DEFAULT_RESERVE_TOKENS, Math.floor(contextTokens / 4)),
-    toolTokens: estimateTokens(jsonBytes(tools)),
+    // The output schema travels beside the tools (a response format, or a tool of its own).
+    toolTokens: estimateTokens(jsonBytes(tools) + (input.output ? jsonBytes(input.output) : 0)),
     maxMessages: input.window?.maxMessages ?? DEFAULT_WINDOW.maxMessages,
   });
   return { tools, messages, ref, plan };
 }
 
 /** Creates the `callModel` activity. Keys come from the worker's configuration only. */
-export function createModelActivities({ config, store, providers = {} }: ModelActivityDeps): ModelActivities {
+export function createModelActivities({
+  config,
+  store,
+  providers = {},
+  stream = null,
+}: ModelActivityDeps): ModelActivities {
   const provider = createProviderSelector({ config, providers });
   return {
     async callModel(input: CallModelInput): Promise<CallModelOutput> {
@@ -163,14 +177,36 @@ export function createModelActivities({ config, store, providers = {} }: ModelAc
       const call = provider(input.model.provider);
       const { tools, messages, ref, plan } = await prepareModelRequest(store, input);
       const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
+      // Live tokens, outside history: tagged with the run, step, call and attempt (a retry's text
+      // replaces the failed attempt's). Best effort: a channel that is down loses deltas, not the call.
+      const run = ctx.info.workflowExecution?.workflowId;
+      const live =
+        stream && run
+          ? publishCall(
+              stream,
+              {
+                run,
+                step: input.step ?? 0,
+                call: ctx.info.activityId,
+                attempt: ctx.info.attempt,
+              },
+              (message) => {
+                ctx.log.warn(message);
+              },
+            )
+          : null;
       try {
         const out = await call({
           model: input.model,
           messages,
           tools,
           step: input.step,
+          ...(input.output ? { output: input.output } : {}),
           signal: ctx.cancellationSignal,
+          ...(live ? { onDelta: (d: ModelDelta) => live.delta(d) } : {}),
         });
+        // Not awaited: the answer goes back to the workflow now; the end frame follows the deltas.
+        void live?.end();
         return {
           ...boundModelOutput(out),
           conversation: ref,

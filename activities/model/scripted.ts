@@ -6,7 +6,7 @@ import type { ChatMessage } from '../../shared/conversation';
 import type { CallModelOutput, ModelChoice, ScriptedTurn } from '../../shared/model';
 import { ScriptedTurnSchema } from '../../shared/model';
 import { formatZodIssues } from '../../shared/tools/define';
-import type { ModelProvider } from './provider';
+import type { ModelDelta, ModelProvider } from './provider';
 
 const ScriptFileSchema = z.object({
   description: z.string().optional(),
@@ -110,7 +110,7 @@ function renderArgs(value: unknown, messages: ChatMessage[]): unknown {
 export function createScriptedProvider(
   scriptsDir: string,
 ): ModelProvider<Extract<ModelChoice, { provider: 'scripted' }>> {
-  return async ({ model, messages, step }): Promise<CallModelOutput> => {
+  return async ({ model, messages, step, onDelta, signal }): Promise<CallModelOutput> => {
     const turns = model.turns ?? (await loadScript(scriptsDir, model.script as string));
     const index = step !== undefined ? step - 1 : messages.filter((m) => m.role === 'assistant').length;
     const turn = turns[index];
@@ -129,6 +129,7 @@ export function createScriptedProvider(
           }))
         : [];
     const input = messages.map((m) => ('content' in m && m.content ? m.content : '')).join('\n');
+    if (onDelta) await streamTurn(onDelta, content, toolCalls, turn.tokenDelayMs ?? 0, signal);
     return {
       content,
       toolCalls,
@@ -139,4 +140,32 @@ export function createScriptedProvider(
       finishReason: toolCalls.length ? 'tool_calls' : 'stop',
     };
   };
+}
+
+/**
+ * Plays a scripted turn as a stream (live tokens): its text word by word, then each tool call's
+ * arguments (as JSON) a few characters at a time, as a hosted model streams them; pieces `delayMs`
+ * apart. Stops early when the call is cancelled.
+ */
+async function streamTurn(
+  onDelta: (d: ModelDelta) => void,
+  content: string | null,
+  toolCalls: { id: string; name: string; arguments: unknown }[],
+  delayMs: number,
+  signal: AbortSignal | undefined,
+): Promise<void> {
+  for (const word of content?.match(/\s*\S+\s*/g) ?? []) {
+    if (signal?.aborted) return;
+    onDelta({ kind: 'text', text: word });
+    if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+  }
+  for (const [index, c] of toolCalls.entries()) {
+    const pieces = JSON.stringify(c.arguments).match(/[^]{1,8}/g) ?? [''];
+    for (const [i, args] of pieces.entries()) {
+      if (signal?.aborted) return;
+      // The call's id and name come with its first piece, as in an OpenAI stream.
+      onDelta({ kind: 'tool_call', index, ...(i === 0 ? { id: c.id, name: c.name } : {}), args });
+      if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
+    }
+  }
 }

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { PROJECT_ROOT } from '../../shared/project-root';
 import { WEB_PROVIDERS } from '../../shared/tools/search';
+import { connectionUrlProblem } from '../sql/config';
 import { KNOWLEDGE_BASE_DEFAULTS as KB } from './kb/defaults';
 
 const keyed = (defaultBaseUrl: string, keyHint: string) =>
@@ -76,8 +77,36 @@ export const EmbeddingsConfigSchema = z
 /** Knowledge-base settings. Paths are relative to the project folder. */
 export const KnowledgeBaseConfigSchema = z
   .object({
-    /** Folder of the index; the worker and the CLI share it. */
+    /**
+     * Where the index lives: `embedded` (a folder on this machine, the zero-setup default) or
+     * `postgres` (tables in a PostgreSQL database every worker and the CLI share).
+     */
+    engine: z
+      .enum(['embedded', 'postgres'], { message: 'must be "embedded" (a folder, the default) or "postgres"' })
+      .default(KB.engine),
+    /** Folder of the embedded index; the worker and the CLI share it. */
     dataDir: z.string().trim().min(1).default(KB.dataDir),
+    /**
+     * The PostgreSQL database of the `postgres` engine. It holds a password: write
+     * `"${env:NAME}"` to keep it out of the file. Workflows never see it.
+     */
+    url: z
+      .string()
+      .min(1)
+      .superRefine((url, ctx) => {
+        const problem = connectionUrlProblem('postgres', url);
+        if (problem) ctx.addIssue({ code: 'custom', message: problem });
+      })
+      .optional(),
+    /** Names of the `postgres` engine's tables start with this (`<prefix>_documents`, …). */
+    tablePrefix: z
+      .string()
+      .regex(/^[a-z_][a-z0-9_]{0,39}$/, {
+        message: 'must be lower-case letters, digits and _ (at most 40), starting with a letter or _',
+      })
+      .default(KB.tablePrefix),
+    /** Connections the `postgres` engine opens per process. */
+    poolSize: z.number().int().min(1).max(50).default(KB.poolSize),
     /**
      * Folders indexed on first use when the knowledge base is empty, so the demo works with no
      * setup. Set to [] to start empty.
@@ -85,12 +114,29 @@ export const KnowledgeBaseConfigSchema = z
     seed: z.array(z.string().trim().min(1)).default(() => [...KB.seed]),
     /** Target chunk size in characters: small enough to rank a passage, big enough to make sense alone. */
     chunkChars: z.number().int().min(200).max(8000).default(KB.chunkChars),
-    /** How long to wait for another process (a CLI `kb add`) to release the index. */
+    /** How long to wait for another process (a CLI `kb add`, another worker) to finish writing the index. */
     lockTimeoutMs: z.number().int().min(0).max(600_000).default(KB.lockTimeoutMs),
     /** Semantic recall; unset keeps the knowledge base lexical-only. */
     embeddings: EmbeddingsConfigSchema.optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((kb, ctx) => {
+    if (kb.engine === 'postgres' && kb.url === undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['url'],
+        message:
+          'is required with engine "postgres": the database to keep the index in, e.g. "${env:KB_DATABASE_URL}"',
+      });
+    }
+    if (kb.engine === 'embedded' && kb.url !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['url'],
+        message: 'is only read by engine "postgres"; add "engine": "postgres" or remove the url',
+      });
+    }
+  });
 
 /** Search configuration: the knowledge base and web search providers. */
 export const SearchConfigSchema = z

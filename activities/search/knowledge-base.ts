@@ -8,15 +8,13 @@ import { KNOWLEDGE_BASE_SIGN } from '../../shared/tools/search';
 import type { KnowledgeBaseConfig } from './config';
 import { pendingCitationContent } from './content';
 import { resolveProjectPath } from './config';
-import { createEmbedder } from './kb/embeddings';
+import type { KnowledgeBaseIndex, KnowledgeBaseWriter } from './kb/engine';
+import { KnowledgeBaseBusyError, KnowledgeBaseDatabaseError } from './kb/engine';
 import type { IndexProgress, IndexReport } from './kb/indexer';
 import { indexPath, seedIfEmpty } from './kb/indexer';
-import { LockBusyError } from './kb/lock';
-import { withKnowledgeBase } from './kb/pool';
+import type { KnowledgeBaseSettings } from './kb/open';
+import { openKnowledgeBase } from './kb/open';
 import type { KnowledgeBaseHit } from './kb/search';
-import { searchKnowledgeBase, vectorHook } from './kb/service';
-import type { KnowledgeBase } from './kb/store';
-import { snapshotStats } from './kb/store';
 import { searchFailure } from './web/http';
 
 /** Input of the `indexKnowledgeBase` activity. */
@@ -56,45 +54,60 @@ export function knowledgeBaseRecord(hit: KnowledgeBaseHit, rank: number): Uncite
   };
 }
 
+/** The settings of `search.knowledgeBase` with the index folder resolved against the project. */
+export function knowledgeBaseSettings(cfg: KnowledgeBaseConfig): KnowledgeBaseSettings {
+  return { ...cfg, dir: resolveProjectPath(cfg.dataDir) };
+}
+
 /**
- * Creates `knowledge_base_search` and `indexKnowledgeBase`. Searches read the last snapshot of the
- * index, kept in memory between calls and re-read when another process changed it; writers share
- * one handle per process, so they never fight over the folder's lock within one worker.
+ * Turns the engine's errors into the search error types: another process writing the index is
+ * retried; a database that refuses the settings is final, one that is down is retried.
+ */
+function asSearchFailure(err: unknown, secrets: readonly string[]): unknown {
+  if (err instanceof KnowledgeBaseBusyError) {
+    return searchFailure(
+      'KnowledgeBaseBusy',
+      `The knowledge base in ${err.where} is in use by ${err.holder} (a \`kb add\` still running?); retrying.`,
+      secrets,
+    );
+  }
+  if (err instanceof KnowledgeBaseDatabaseError) {
+    return searchFailure(err.retryable ? 'SearchUnreachable' : 'SearchNotConfigured', err.message, secrets);
+  }
+  return err;
+}
+
+/**
+ * Creates `knowledge_base_search` and `indexKnowledgeBase` on the configured engine. The embedded
+ * engine searches the last snapshot of its folder, kept in memory between calls and re-read when
+ * another process changed it; the postgres engine searches the shared tables. Writers of one
+ * process take turns, so they never fight over the index's lock within one worker.
  */
 export function createKnowledgeBaseActivities(
   cfg: KnowledgeBaseConfig,
   fetchImpl: typeof fetch = fetch,
 ): KnowledgeBaseActivities {
-  const dataDir = resolveProjectPath(cfg.dataDir);
-  const embedder = cfg.embeddings ? createEmbedder(cfg.embeddings, fetchImpl) : undefined;
+  const settings = knowledgeBaseSettings(cfg);
+  const secrets = cfg.url ? [cfg.url] : [];
+  // Opened on first use: a worker whose runs never search connects to no database.
+  let index: KnowledgeBaseIndex | undefined;
+  const kb = () => (index ??= openKnowledgeBase(settings, fetchImpl));
 
-  /** Runs `fn` on the writable index, turning "another process holds it" into a retryable failure. */
-  async function write<T>(fn: (kb: KnowledgeBase) => Promise<T>): Promise<T> {
-    const signal = Context.current().cancellationSignal;
+  /** Runs `fn` as the index's writer, turning "another process holds it" into a retryable failure. */
+  async function write<T>(fn: (w: KnowledgeBaseWriter) => Promise<T>): Promise<T> {
     try {
-      return await withKnowledgeBase(
-        dataDir,
-        { lockTimeoutMs: cfg.lockTimeoutMs, signal, onSnapshot: vectorHook(embedder) },
-        fn,
-      );
+      return await kb().write(fn, { signal: Context.current().cancellationSignal });
     } catch (err) {
-      if (err instanceof LockBusyError) {
-        throw searchFailure(
-          'KnowledgeBaseBusy',
-          `The knowledge base in ${dataDir} is in use by process ${err.holder} (a \`kb add\` still running?); retrying.`,
-          [],
-        );
-      }
-      throw err;
+      throw asSearchFailure(err, secrets);
     }
   }
 
   /** Indexes one folder, heartbeating progress and resuming from a previous attempt's heartbeat. */
-  async function indexWithHeartbeats(kb: KnowledgeBase, root: string): Promise<IndexReport> {
+  async function indexWithHeartbeats(w: KnowledgeBaseWriter, root: string): Promise<IndexReport> {
     const ctx = Context.current();
     const details = ctx.info.heartbeatDetails as IndexHeartbeat | undefined;
     const startAt = details?.root === root ? details.processedFiles : 0;
-    return indexPath(kb, root, {
+    return indexPath(w, root, {
       chunkChars: cfg.chunkChars,
       startAt,
       signal: ctx.cancellationSignal,
@@ -105,20 +118,24 @@ export function createKnowledgeBaseActivities(
   return {
     async knowledge_base_search({ args }) {
       const ctx = Context.current();
-      if (snapshotStats(dataDir).chunks === 0) {
-        // Exclusive, so concurrent first searches seed once: the second sees a filled index.
-        await write((kb) =>
-          seedIfEmpty(kb, cfg.seed.map(resolveProjectPath), (root) => indexWithHeartbeats(kb, root)),
-        );
-        ctx.heartbeat();
+      let hits: KnowledgeBaseHit[];
+      try {
+        if ((await kb().stats()).chunks === 0) {
+          // Exclusive, so concurrent first searches seed once: the second sees a filled index.
+          await write((w) =>
+            seedIfEmpty(w, cfg.seed.map(resolveProjectPath), (root) => indexWithHeartbeats(w, root)),
+          );
+          ctx.heartbeat();
+        }
+        hits = await kb().search(args.query, args.max_results, {
+          signal: ctx.cancellationSignal,
+          onFallback: (reason) => {
+            ctx.log.warn(`knowledge_base_search ranked lexically only: ${reason}`);
+          },
+        });
+      } catch (err) {
+        throw asSearchFailure(err, secrets);
       }
-      const hits = await searchKnowledgeBase(dataDir, args.query, args.max_results, {
-        embedder,
-        signal: ctx.cancellationSignal,
-        onFallback: (reason) => {
-          ctx.log.warn(`knowledge_base_search ranked lexically only: ${reason}`);
-        },
-      });
       const records = hits.map((h, i) => knowledgeBaseRecord(h, i + 1));
       const data: SearchToolData = { records };
       return { content: pendingCitationContent(args.query, records.length), data };
@@ -133,7 +150,7 @@ export function createKnowledgeBaseActivities(
           [],
         );
       }
-      return write((kb) => indexWithHeartbeats(kb, root));
+      return write((w) => indexWithHeartbeats(w, root));
     },
   };
 }

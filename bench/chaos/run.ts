@@ -425,7 +425,12 @@ export function chaosFailures(r: ChaosReport): string[] {
   nonZero('large results not read back whole', r.largeResults.expected - r.largeResults.whole);
   nonZero('notifications lost', r.notifications.lost);
   nonZero('notifications duplicated', r.notifications.duplicates);
-  nonZero('flood notifications refused', r.flood?.refused.length ?? 0);
+  const refused = r.flood?.refused ?? [];
+  // The first refusal's error in the line itself: a red run then says why without the printout.
+  if (refused.length)
+    out.push(
+      `flood notifications refused: ${refused.length} (first: ${refused[0]?.target} ${refused[0]?.id}: ${refused[0]?.error})`,
+    );
   nonZero('approvals the run would not take', r.approvalsFailed.length);
   for (const t of r.notifications.targets) if (t.problem) out.push(`${t.target}: ${t.problem}`);
   return out;

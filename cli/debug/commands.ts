@@ -14,6 +14,7 @@ import type * as TemporalErrors from '../../client/temporal-errors';
 import type * as Watch from '../../client/watch';
 import type * as Citations from '../../client/debug/citations';
 import type * as Content from '../../client/debug/content';
+import type * as StoreContent from '../../client/content';
 import type * as Fork from '../../client/debug/fork';
 import type { History } from '../../client/debug/history';
 import type * as HistoryModule from '../../client/debug/history';
@@ -44,6 +45,7 @@ function load() {
     ...(require('../../client/watch') as typeof Watch),
     ...(require('../../client/debug/citations') as typeof Citations),
     ...(require('../../client/debug/content') as typeof Content),
+    ...(require('../../client/content') as typeof StoreContent),
     ...(require('../../client/debug/fork') as typeof Fork),
     ...(require('../../client/debug/history') as typeof HistoryModule),
     ...(require('../../client/debug/timeline') as typeof Timeline),
@@ -89,6 +91,35 @@ async function loadHistory(
   } finally {
     await client.connection.close();
   }
+}
+
+/** Replays the child runs (sub-agents) a history started, and theirs, indented; true when all replay. */
+async function replayChildren(
+  target: () => TemporalTarget,
+  history: History,
+  replay: Pick<typeof Replay, 'formatOutcome' | 'replayHistory'>,
+  bundle: Parameters<typeof Replay.replayHistory>[0],
+  modules: { isolateModules: boolean },
+  depth: number,
+): Promise<boolean> {
+  const { childRunsOf, connectClient, fetchRunHistory } = load();
+  const { formatOutcome, replayHistory } = replay;
+  const children = childRunsOf(history);
+  if (!children.length) return true;
+  let ok = true;
+  const client = await connectClient(target());
+  try {
+    for (const child of children) {
+      const h = await fetchRunHistory(client, child.workflowId, child.runId);
+      const outcome = await replayHistory(bundle, h, child.workflowId, modules);
+      console.log(`${'  '.repeat(depth)}↳ ${formatOutcome(outcome)}`);
+      ok = outcome.ok && ok;
+      ok = (await replayChildren(target, h, replay, bundle, modules, depth + 1)) && ok;
+    }
+  } finally {
+    await client.connection.close();
+  }
+  return ok;
 }
 
 function progressBar(done: number, total: number): string {
@@ -151,13 +182,19 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
         },
       ) => {
         const modules = { isolateModules: o.isolateModules === true };
-        const { formatOutcome, replayBundle, replayHistory } = loadReplay();
+        // Loaded once: loading it again after a replay would install a second runtime, which keeps
+        // the process from exiting.
+        const replay = loadReplay();
+        const { formatOutcome, replayBundle, replayHistory } = replay;
         const bundle = await replayBundle(o.workflowsPath);
         if (!o.all) {
           const { history, workflowId } = await loadHistory(target, id, o);
           const outcome = await replayHistory(bundle, history, workflowId, modules);
           console.log(formatOutcome(outcome));
-          process.exitCode = outcome.ok ? 0 : 1;
+          let ok = outcome.ok;
+          // A run's sub-agents replay with it, as a tree (from the server; a file has no children).
+          if (!o.file) ok = (await replayChildren(target, history, replay, bundle, modules, 1)) && ok;
+          process.exitCode = ok ? 0 : 1;
           return;
         }
         const { AGENT_WORKFLOW_TYPE, connectClient } = load();
@@ -269,6 +306,31 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
           const citations = format === 'json' ? undefined : citationsFromHistory(history);
           const timeline = await resolveTimeline(buildTimeline(history), store);
           console.log(renderTimeline(timeline, format, width, citations));
+          // A run's sub-agents follow it, each under a head and indented, as a tree (from the server).
+          if (!o.file && format !== 'json') {
+            const { childRunsOf, connectClient, fetchRunHistory } = load();
+            const client = await connectClient(target());
+            try {
+              const printChildren = async (parent: History, depth: number): Promise<void> => {
+                const pad = '  '.repeat(depth);
+                for (const child of childRunsOf(parent)) {
+                  const h = await fetchRunHistory(client, child.workflowId, child.runId);
+                  const text = renderTimeline(
+                    await resolveTimeline(buildTimeline(h), store),
+                    format,
+                    width,
+                    citationsFromHistory(h),
+                  );
+                  console.log(`\n${pad}── sub-agent run ${child.workflowId} ──`);
+                  console.log(text.replace(/^/gm, pad));
+                  await printChildren(h, depth + 1);
+                }
+              };
+              await printChildren(history, 1);
+            } finally {
+              await client.connection.close();
+            }
+          }
         } finally {
           await closeContentStores();
         }
@@ -305,6 +367,8 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
       ) => {
         const system = o.promptFile ? fs.readFileSync(o.promptFile, 'utf8') : undefined;
         const {
+          claimContentFor,
+          closeContentStores,
           connectClient,
           loadWorkerConfig,
           parseModelSpec,
@@ -326,6 +390,15 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
           const workflowId = o.id ?? `fork-${randomUUID()}`;
           const idProblem = runIdProblem(workflowId);
           if (idProblem) throw new Error(`Invalid --id: ${idProblem}`);
+          // The fork goes on from the original's stored conversation: it claims it, so the content
+          // stays while the fork lives even after the original's history is gone.
+          const missing = await claimContentFor(client, config.contentStore, plan.carried, workflowId);
+          await closeContentStores();
+          if (missing.length > 0)
+            throw new Error(
+              `The content store no longer holds ${missing.length} value(s) the run's conversation references ` +
+                `(first ${missing[0]}): it cannot be forked. Point DURABLE_AGENT_CONTENT_STORE at the store the run was written to.`,
+            );
           // Started as every run is (search attributes, memo), so lists show it like any other.
           const handle = await startAgentRun(client, plan.input, {
             taskQueue: config.taskQueue,
@@ -353,6 +426,10 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
     .argument('<runs...>', 'workflow ids, history files (from `export`), or folders of them')
     .option('--model <provider:name>', 'the model to try (default: the model each run recorded)')
     .option('--prompt-file <file>', 'the system prompt to try instead of the recorded one')
+    .option(
+      '--local-cards <file>',
+      'the local model’s tool cards to try (JSON, by tool name) over the project’s: its prompt',
+    )
     .option('--expect <file>', 'expected answers: [{ "task": "part of a task", "answer": ["regex", …] }]')
     .option('--min-same-tool <percent>', 'fail when fewer steps choose the same tools', percentOption)
     .option('--min-same-args <percent>', 'fail when fewer calls have the same arguments', percentOption)
@@ -364,6 +441,7 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
         o: {
           model?: string;
           promptFile?: string;
+          localCards?: string;
           expect?: string;
           minSameTool?: number;
           minSameArgs?: number;
@@ -379,6 +457,7 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
           evalProviders,
           evalRun,
           parseExpectations,
+          parseLocalCards,
           renderEval,
           resolveEvalSources,
           summarize,
@@ -388,7 +467,10 @@ export function registerDebugCommands(program: Command, target: () => TemporalTa
         const model = o.model ? parseModelSpec(o.model) : undefined;
         const expectations = o.expect ? parseExpectations(fs.readFileSync(o.expect, 'utf8'), o.expect) : [];
         const config = loadWorkerConfig();
-        const provider = evalProviders(config);
+        const localCards = o.localCards
+          ? parseLocalCards(fs.readFileSync(o.localCards, 'utf8'), o.localCards)
+          : undefined;
+        const provider = evalProviders(config, localCards ? { localCards } : {});
         const sources = await resolveEvalSources(runs, () => connectClient(target()));
         const verdicts = [];
         // A run that cannot be evaluated is named and skipped; the others still are, and the exit code says it.

@@ -110,6 +110,7 @@ function lines(e: TimelineEntry, limit: number, citations?: readonly Citation[])
       const out = [`${time} ${e.status.replace(/_/g, ' ')}`];
       if (e.stopReason) out.push(`stop reason: ${e.stopReason}`);
       if (e.answer) out.push(...answerLines('answer', e.answer, limit * 4, citations));
+      if (e.output !== undefined) out.push(`output: ${clip(e.output, limit * 4)}`);
       if (e.failure) out.push(`failure: ${clip(e.failure, limit)}`);
       if (e.newRunId) out.push(`next run: ${e.newRunId}`);
       return out;

@@ -6,9 +6,10 @@
 import fs from 'node:fs';
 import type { ContentStore } from '../../activities/content/store';
 import { ContentMissingError, assertContentRef } from '../../activities/content/store';
+import { referencesIn } from '../../activities/content/references';
 import { renderSearchPicks, searchRecordsOf } from '../../shared/citations';
 import type { ContentRef } from '../../shared/content';
-import { isContentRef, isTextRef } from '../../shared/content';
+import { isTextRef } from '../../shared/content';
 import type { ConversationMessage, ToolMessageContent } from '../../shared/conversation';
 import type { History } from './history';
 import { decodePayloads } from './payloads';
@@ -48,13 +49,6 @@ export function readBundle(historyFile: string): BundleContentStore | undefined 
   return new BundleContentStore(JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>, file);
 }
 
-/** Every content reference inside a value (at any depth). */
-function refsIn(value: unknown, out: Set<ContentRef>): void {
-  if (isContentRef(value)) out.add(value);
-  else if (Array.isArray(value)) for (const v of value) refsIn(v, out);
-  else if (value && typeof value === 'object') for (const v of Object.values(value)) refsIn(v, out);
-}
-
 /** Every reference a history's payloads hold. */
 export function historyRefs(history: History): Set<ContentRef> {
   const refs = new Set<ContentRef>();
@@ -65,7 +59,7 @@ export function historyRefs(history: History): Set<ContentRef> {
       e.activityTaskCompletedEventAttributes?.result,
       e.workflowExecutionContinuedAsNewEventAttributes?.input,
     ];
-    for (const f of fields) if (f) refsIn(decodePayloads(f), refs);
+    for (const f of fields) if (f) referencesIn(decodePayloads(f), refs);
   }
   return refs;
 }
@@ -88,7 +82,7 @@ export async function collectContent(
       const value = await store.get(ref);
       values[ref] = value;
       const inner = new Set<ContentRef>();
-      refsIn(value, inner);
+      referencesIn(value, inner);
       for (const r of inner) {
         if (!seen.has(r)) {
           seen.add(r);

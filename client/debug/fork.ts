@@ -50,8 +50,11 @@ export function planFork(
     lastError: null,
     toolCallSeq: 0,
   };
+  // A forked sub-agent runs on its own: it does not report to the run that started the original.
+  const own: AgentInput = { ...input };
+  delete own.parent;
   const changed = {
-    ...input,
+    ...own,
     ...(changes.system !== undefined ? { system: changes.system } : {}),
     ...(changes.model ? { model: changes.model } : {}),
   };

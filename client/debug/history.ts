@@ -60,3 +60,11 @@ export function historyWorkflowId(history: History): string | undefined {
   const first = history.events?.[0]?.workflowExecutionStartedEventAttributes;
   return first?.workflowId ?? undefined;
 }
+
+/** The child runs a history started (sub-agents), in the order they started: workflow and run ids. */
+export function childRunsOf(history: History): { workflowId: string; runId: string }[] {
+  return (history.events ?? []).flatMap((e) => {
+    const x = e.childWorkflowExecutionStartedEventAttributes?.workflowExecution;
+    return x?.workflowId && x.runId ? [{ workflowId: x.workflowId, runId: x.runId }] : [];
+  });
+}

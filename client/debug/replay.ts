@@ -318,17 +318,22 @@ export async function* replayMany(
     pulling = p.catch(() => undefined);
     return p;
   };
-  const shared = (kept: Map<string, History>) => ({
+  /**
+   * Each history replays under the workflow id it recorded (a run's commands may depend on it: a
+   * sub-agent's id is its parent's and the call's), and is reported under the caller's `workflowId`.
+   * A lane replays one history at a time, so its pulled items answer in order.
+   */
+  const shared = (pulled: { history: History; label: string }[]) => ({
     [Symbol.asyncIterator]() {
       return {
         async next(): Promise<IteratorResult<{ history: History; workflowId: string }>> {
           const r = await next();
-          if (!r.done) {
-            // Runs recorded with encryption on replay from their opened payloads.
-            openHistoryPayloads(r.value.history, codecKeysFromEnv());
-            kept.set(r.value.workflowId, r.value.history);
-          }
-          return r;
+          if (r.done) return r;
+          // Runs recorded with encryption on replay from their opened payloads.
+          openHistoryPayloads(r.value.history, codecKeysFromEnv());
+          pulled.push({ history: r.value.history, label: r.value.workflowId });
+          const id = historyWorkflowId(r.value.history) ?? r.value.workflowId;
+          return { done: false, value: { history: r.value.history, workflowId: id } };
         },
       };
     },
@@ -338,22 +343,22 @@ export async function* replayMany(
   let failure: unknown;
   let running = lanes;
   const lane = async () => {
-    const kept = new Map<string, History>();
+    const pulled: { history: History; label: string }[] = [];
     for await (const r of ReplayWorker.runReplayHistories(
       { ...REPLAY_OPTIONS, workflowBundle: bundle },
-      shared(kept),
+      shared(pulled),
     )) {
-      const history = kept.get(r.workflowId);
-      kept.delete(r.workflowId);
+      const item = pulled.shift();
+      const label = item?.label ?? r.workflowId;
       let outcome: ReplayOutcome;
-      if (!r.error) outcome = { workflowId: r.workflowId, ok: true };
-      else if (r.error.name !== 'DeterminismViolationError' || !history) {
-        outcome = { workflowId: r.workflowId, ok: false, error: r.error.message };
+      if (!r.error) outcome = { workflowId: label, ok: true };
+      else if (r.error.name !== 'DeterminismViolationError' || !item) {
+        outcome = { workflowId: label, ok: false, error: r.error.message };
       } else {
         outcome = {
-          workflowId: r.workflowId,
+          workflowId: label,
           ok: false,
-          divergence: await locate(bundle, history, r.workflowId, r.error),
+          divergence: await locate(bundle, item.history, r.workflowId, r.error),
         };
       }
       queue.push(outcome);

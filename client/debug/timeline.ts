@@ -90,6 +90,8 @@ export type TimelineEntry =
       status:
         'completed' | 'failed' | 'cancelled' | 'terminated' | 'timed_out' | 'continued_as_new' | 'running';
       answer?: string | null;
+      /** With an output schema: the answer parsed, as the result carries it. */
+      output?: unknown;
       stopReason?: string;
       failure?: string;
       newRunId?: string;
@@ -350,13 +352,14 @@ export function buildTimeline(history: History): TimelineEntry[] {
       });
     } else if (e.workflowExecutionCompletedEventAttributes) {
       const [r] = decodePayloads(e.workflowExecutionCompletedEventAttributes.result) as [
-        { answer?: string | null; stopReason?: string } | undefined,
+        { answer?: string | null; output?: unknown; stopReason?: string } | undefined,
       ];
       out.push({
         kind: 'end',
         at,
         status: 'completed',
         answer: r?.answer ?? null,
+        ...(r?.output === undefined ? {} : { output: r.output }),
         stopReason: r?.stopReason,
       });
     } else if (e.workflowExecutionFailedEventAttributes) {

@@ -8,6 +8,9 @@ import { Hono } from 'hono';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { streamSSE } from 'hono/streaming';
+import type { StreamChannel } from '../../activities/streaming';
+import { liveChannelFromEnv } from '../../client/watch';
+import { registerRunStreamRoute } from './run-stream';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { MarkReadInputSchema, NotificationInputSchema } from '../../shared/notifications/schema';
 import type { NotificationHistory } from '../../shared/notifications/reads';
@@ -29,6 +32,7 @@ import type { NotificationTargetErrorCode } from '../../client/notification-clie
 import { createRateLimiter } from './rate-limit';
 import type { RateLimit } from './rate-limit';
 import { registerRunRoutes } from './runs';
+import { registerScheduleRoutes } from './schedules';
 import { registerWebRoutes } from '../web/pages';
 import { registerMcpRoute } from '../mcp/http';
 
@@ -72,6 +76,8 @@ export interface NotificationsAppOptions {
   webUi?: boolean;
   /** The MCP endpoint `/mcp` and the built-in tools it offers (see `../mcp/http.ts`); `false`: none. */
   mcp?: { tools?: readonly string[]; scriptsDir?: string } | false;
+  /** The live-token channel `GET /api/runs/:id/stream` reads; default the one DURABLE_AGENT_STREAM names, null: none. */
+  liveTokens?: StreamChannel | null;
 }
 
 /**
@@ -216,6 +222,7 @@ function targetErrorResponse(c: Context, err: NotificationTargetError) {
  * - `GET /api/runs/:id/answer` → a run's answer with its citations resolved (see `runs.ts`)
  * - `GET /api/runs`, `GET /api/runs/:id[/events|/transcript]` → runs from visibility, a run's state (see `runs.ts`)
  * - `GET /api/approvals`, `POST /api/approvals/:run/:id` → what waits for approval, decisions (see `approvals.ts`)
+ * - `GET|POST /api/schedules`, `…/:id[/pause|/unpause|/trigger]`, `DELETE …/:id` → recurring runs (see `schedules.ts`)
  * - `POST /mcp` → the MCP server over Streamable HTTP, behind the same token (see `../mcp/http.ts`)
  * - `GET /`, `/inbox/:user`, `/runs`, `/runs/:id`, `/assets/*`, `/login` → the web UI (see `../web/pages.ts`)
  *
@@ -408,7 +415,12 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
   });
 
   registerRunRoutes(app, client);
+  registerRunStreamRoute(app, client, {
+    channel: opts.liveTokens === undefined ? liveChannelFromEnv() : opts.liveTokens,
+    heartbeatMs,
+  });
   registerApprovalRoutes(app, client);
+  registerScheduleRoutes(app, client, taskQueue);
   if (opts.mcp !== false) {
     registerMcpRoute(app, {
       client,

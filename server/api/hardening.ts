@@ -111,7 +111,7 @@ export function hardening(opts: HardeningOptions): MiddlewareHandler {
       c.header('Access-Control-Allow-Origin', origin);
       c.header('Vary', 'Origin');
       if (c.req.method === 'OPTIONS') {
-        c.header('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
+        c.header('Access-Control-Allow-Methods', 'GET, POST, DELETE, OPTIONS');
         c.header('Access-Control-Allow-Headers', CORS_HEADERS);
         c.header('Access-Control-Max-Age', '600');
         return c.body(null, 204);

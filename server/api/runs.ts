@@ -5,9 +5,11 @@
  */
 import { inboxUserProblem } from '../../shared/identifiers';
 import { retryingActivities } from '../../client/retries';
+import { runBuild } from '../../client/run-build';
 import type { RetryingActivityView } from '../../shared/api-shapes';
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { WorkflowNotFoundError } from '@temporalio/client';
+import { RunNotFoundError } from '../../client/temporal-errors';
 import type { Context, Hono } from 'hono';
 import type { AgentStatus } from '../../shared/agent';
 import { AGENT_WORKFLOW_TYPE, eventsQuery, stateQuery, transcriptQuery } from '../../shared/agent';
@@ -26,8 +28,9 @@ import { hasAgentSearchAttributes } from '../../client/start-run';
 const MAX_WORKFLOW_ID_CHARS = 1000;
 
 /**
- * Adds `GET /api/runs/:id/answer` → `{ workflowId, status, answer, body, text, markdown, citations,
- * unknownCitations }`: `answer` is the raw final answer (null while the run works), `body` shows it
+ * Adds `GET /api/runs/:id/answer` → `{ workflowId, status, answer, output?, body, text, markdown,
+ * citations, unknownCitations }`: `answer` is the raw final answer (null while the run works),
+ * `output` the answer parsed when the run has an output schema, `body` shows it
  * with numbered references, `text` and `markdown` with the sources also listed under it, `citations`
  * lists the cited sources (number, title, location, URL, passage), for a page that shows them
  * itself next to `body`. 404 for an unknown run.
@@ -44,7 +47,7 @@ export function registerRunRoutes(app: Hono, client: Client): void {
       state = await client.workflow.getHandle(workflowId).query(stateQuery);
     } catch (err) {
       if (err instanceof WorkflowNotFoundError)
-        return c.json({ error: `No run with id "${workflowId}"` }, 404);
+        return c.json({ error: new RunNotFoundError(workflowId).message }, 404);
       throw err;
     }
     if (state.answer === null) {
@@ -63,6 +66,7 @@ export function registerRunRoutes(app: Hono, client: Client): void {
       workflowId,
       status: state.status,
       answer: state.answer,
+      ...(state.output === undefined ? {} : { output: state.output }),
       body: resolved.rendered.text,
       text: formatAnswer(resolved.rendered, 'text'),
       markdown: formatAnswer(resolved.rendered, 'markdown'),
@@ -119,7 +123,8 @@ async function ask<T>(c: Context, workflowId: string, fn: () => Promise<T>): Pro
   try {
     return await fn();
   } catch (err) {
-    if (err instanceof WorkflowNotFoundError) return c.json({ error: `No run with id "${workflowId}"` }, 404);
+    if (err instanceof WorkflowNotFoundError)
+      return c.json({ error: new RunNotFoundError(workflowId).message }, 404);
     const explained = explainTargetError(err, workflowId);
     if (
       explained instanceof NotificationTargetError &&
@@ -196,6 +201,7 @@ function registerRunViews(app: Hono, client: Client): void {
       closed: described.closeTime?.toISOString() ?? null,
       task: typeof task === 'string' ? task : null,
       state,
+      build: runBuild(described),
       retrying: retryingActivities(described).map((r): RetryingActivityView => ({
         activity: r.activity,
         attempt: r.attempt,

@@ -4,5 +4,7 @@
  * continue-as-new is the workflow's own business: workflows/agent/carried-state.ts.
  */
 export * from './input';
+export * from './output-schema';
 export * from './views';
 export * from './messages';
+export * from './sub-agents';

@@ -9,6 +9,17 @@ import { ApprovalPolicySchema, approvalPolicyProblems } from '../approvals';
 import type { ApprovalPolicy } from '../approvals';
 import { PriceTableSchema } from '../run-limits';
 import type { PriceTable } from '../run-limits';
+import { DEFAULT_OUTPUT_REPAIRS, outputSchemaProblems } from './output-schema';
+import type { OutputSchema } from './output-schema';
+import {
+  DEFAULT_MAX_AGENT_DEPTH,
+  DEFAULT_MAX_CHILD_AGENTS,
+  SUB_AGENT_LIMITS,
+  SUB_AGENT_NAME,
+  agentRefName,
+  isAgentRef,
+} from './sub-agents';
+import type { ParentLink } from './sub-agents';
 
 /** Largest task and system prompt; with the rest they stay under SIZE_BUDGETS.agentInputBytes. */
 export const AGENT_TEXT_BUDGETS = Object.freeze({ task: 128 * 1024, system: 64 * 1024 });
@@ -81,6 +92,29 @@ export const PolicySchema = schemaOnce('shared/agent#PolicySchema', () =>
         .describe(
           'Quick steps as local activities (no server round trip): "tools" runs the tools declared pure and quick that way, "auto" also the model calls; "never" runs every step as a regular activity',
         ),
+      outputRepairs: z
+        .number()
+        .int()
+        .min(0)
+        .max(10)
+        .default(DEFAULT_OUTPUT_REPAIRS)
+        .describe(
+          'With `output`: turns an answer that does not match the schema gets to be repaired before the run fails',
+        ),
+      maxAgentDepth: z
+        .number()
+        .int()
+        .min(0)
+        .max(10)
+        .default(DEFAULT_MAX_AGENT_DEPTH)
+        .describe('How deep sub-agents may nest: a run is depth 0, its children 1, theirs 2, …'),
+      maxChildAgents: z
+        .number()
+        .int()
+        .min(1)
+        .max(32)
+        .default(DEFAULT_MAX_CHILD_AGENTS)
+        .describe('Sub-agents one run has running at once; a call past it gets a tool error'),
       continueAsNewAfterSteps: z
         .number()
         .int()
@@ -95,6 +129,112 @@ export type Policy = z.infer<typeof PolicySchema>;
 
 /** Tools a run gets when its input names none. */
 export const DEFAULT_TOOLS: readonly string[] = ['get_time', 'calculator'];
+
+/** Checks a list of tool names: built-in ones, or well-formed `mcp:` references. */
+function checkToolNames(names: string[], ctx: z.RefinementCtx): void {
+  for (const name of names) {
+    if (isAgentRef(name)) {
+      // Whether the worker's config has it is checked when the run starts.
+      if (!SUB_AGENT_NAME.test(agentRefName(name)))
+        ctx.addIssue({
+          code: 'custom',
+          message: `"${name.slice(0, 80)}": agent:<name> names a sub-agent of the worker's config (lower case letters, digits and _)`,
+        });
+    } else if (isMcpRef(name)) {
+      // Well formed here; whether the server and tool exist is checked when the run starts.
+      const ref = parseMcpRef(name);
+      if (typeof ref === 'string') ctx.addIssue({ code: 'custom', message: ref });
+    } else if (!TOOL_NAMES.includes(name)) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `unknown tool "${name}"; known tools: ${TOOL_NAMES.join(', ')}, or mcp:<server> / mcp:<server>/<tool> for the tools of an MCP server the worker's config names`,
+      });
+    }
+  }
+}
+
+/** A JSON Schema of the subset `output` supports (also a sub-agent's input schema). */
+function jsonSchemaField(what: string) {
+  return z.custom<OutputSchema>().superRefine((schema, ctx) => {
+    for (const message of outputSchemaProblems(schema)) ctx.addIssue({ code: 'custom', message });
+    if (what === 'input' && typeof schema === 'object' && schema !== null && schema.type !== 'object')
+      ctx.addIssue({ code: 'custom', message: 'a sub-agent’s input schema must be of type "object"' });
+  });
+}
+
+/** One sub-agent a run offers its model as a tool (see shared/agent/sub-agents.ts). */
+export interface SubAgentSpec {
+  description: string;
+  system?: string;
+  model?: z.input<typeof ModelChoiceSchema>;
+  tools?: string[];
+  input?: OutputSchema;
+  output?: OutputSchema;
+  policy?: Record<string, unknown>;
+  agents?: Record<string, SubAgentSpec>;
+}
+
+/** The `agents` of a run or of a sub-agent: name → spec, nested as deep as the input goes. */
+export const SubAgentsSchema: z.ZodType<Record<string, SubAgentSpec>> = schemaOnce(
+  'shared/agent#SubAgentsSchema',
+  () =>
+    z
+      .record(
+        z
+          .string()
+          .regex(SUB_AGENT_NAME, 'a sub-agent name is lower case: letters, digits and _ (at most 48)'),
+        z
+          .object({
+            description: z
+              .string()
+              .trim()
+              .min(1, 'say what the sub-agent does: the model reads it to decide when to call it')
+              .max(SUB_AGENT_LIMITS.descriptionChars),
+            system: z
+              .string()
+              .refine((t) => utf8Bytes(t) <= AGENT_TEXT_BUDGETS.system, {
+                message: `the system prompt must be at most ${formatBytes(AGENT_TEXT_BUDGETS.system)} (UTF-8)`,
+              })
+              .optional(),
+            model: ModelChoiceSchema.optional().describe('The child’s model; the parent’s when omitted'),
+            tools: z.array(z.string()).superRefine(checkToolNames).optional(),
+            input: jsonSchemaField('input')
+              .refine((s) => jsonBytes(s) <= SUB_AGENT_LIMITS.inputSchemaBytes, {
+                message: `a sub-agent’s input schema must be at most ${formatBytes(SUB_AGENT_LIMITS.inputSchemaBytes)} as JSON`,
+              })
+              .optional()
+              .describe('JSON Schema of the arguments the model calls it with; default { task: string }'),
+            output: jsonSchemaField('output').optional(),
+            policy: z
+              .record(z.string(), z.unknown())
+              .superRefine((policy, ctx) => {
+                const parsed = PolicySchema.safeParse(policy);
+                if (!parsed.success) {
+                  for (const issue of parsed.error.issues)
+                    ctx.addIssue({ code: 'custom', message: issue.message, path: issue.path });
+                }
+              })
+              .optional(),
+            get agents() {
+              return SubAgentsSchema.optional();
+            },
+          })
+          .strict(),
+      )
+      .superRefine((agents, ctx) => {
+        const names = Object.keys(agents);
+        if (names.length > SUB_AGENT_LIMITS.agents)
+          ctx.addIssue({ code: 'custom', message: `at most ${SUB_AGENT_LIMITS.agents} sub-agents per run` });
+        for (const name of names) {
+          if (TOOL_NAMES.includes(name))
+            ctx.addIssue({
+              code: 'custom',
+              path: [name],
+              message: `"${name}" is a built-in tool's name; give the sub-agent another`,
+            });
+        }
+      }),
+);
 
 /** Input of the agent workflow, validated inside the workflow before anything runs. */
 export const AgentInputSchema = schemaOnce('shared/agent#AgentInputSchema', () =>
@@ -123,20 +263,25 @@ export const AgentInputSchema = schemaOnce('shared/agent#AgentInputSchema', () =
       tools: z
         .array(z.string())
         .default([...DEFAULT_TOOLS])
-        .superRefine((names, ctx) => {
-          for (const name of names) {
-            if (isMcpRef(name)) {
-              // Well formed here; whether the server and tool exist is checked when the run starts.
-              const ref = parseMcpRef(name);
-              if (typeof ref === 'string') ctx.addIssue({ code: 'custom', message: ref });
-            } else if (!TOOL_NAMES.includes(name)) {
-              ctx.addIssue({
-                code: 'custom',
-                message: `unknown tool "${name}"; known tools: ${TOOL_NAMES.join(', ')}, or mcp:<server> / mcp:<server>/<tool> for the tools of an MCP server the worker's config names`,
-              });
-            }
-          }
-        }),
+        .superRefine(checkToolNames),
+      output: jsonSchemaField('output')
+        .optional()
+        .describe('JSON Schema the final answer must match; the result carries it parsed as `output`'),
+      agents: SubAgentsSchema.optional().describe(
+        'Other agents the model may call as tools: each call runs as a child agent workflow',
+      ),
+      parent: z
+        .custom<ParentLink>(
+          (v) =>
+            typeof v === 'object' &&
+            v !== null &&
+            typeof (v as ParentLink).workflowId === 'string' &&
+            typeof (v as ParentLink).toolCallId === 'string' &&
+            typeof (v as ParentLink).agent === 'string' &&
+            Number.isInteger((v as ParentLink).depth),
+          'parent is set by the run that starts a sub-agent: { workflowId, toolCallId, agent, depth }',
+        )
+        .optional(),
       policy: PolicySchema.default(() => PolicySchema.parse({})),
       notify: z
         .object({
@@ -153,8 +298,22 @@ export const AgentInputSchema = schemaOnce('shared/agent#AgentInputSchema', () =
     })
     .strict()
     .superRefine((input, ctx) => {
+      for (const ref of input.tools.filter(isAgentRef)) {
+        if (input.agents && agentRefName(ref) in input.agents)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['tools'],
+            message: `"${ref}" and agents.${agentRefName(ref)} name the same sub-agent; keep one`,
+          });
+      }
       const policy = input.policy;
-      for (const p of approvalPolicyProblems(policy.approvals, policy.requireApproval, input.tools)) {
+      // Sub-agents are called by their names: policies may name them like tools.
+      const enabled = [
+        ...input.tools,
+        ...Object.keys(input.agents ?? {}),
+        ...input.tools.filter(isAgentRef).map(agentRefName),
+      ];
+      for (const p of approvalPolicyProblems(policy.approvals, policy.requireApproval, enabled)) {
         ctx.addIssue({ code: 'custom', message: p.message, path: ['policy', ...p.path] });
       }
     }),
@@ -181,4 +340,6 @@ export interface RunDefaults {
   approvals?: ApprovalPolicy;
   /** Model prices; a run's `policy.prices` wins model by model. */
   prices?: PriceTable;
+  /** Sub-agents a run may use by naming `agent:<name>` in its tools (config file `agents`). */
+  agents?: Record<string, SubAgentSpec>;
 }

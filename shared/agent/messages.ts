@@ -1,7 +1,13 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { Citation } from '../citations';
 import type { AgentEvent } from '../api-shapes';
-import type { AgentStateView, ApprovalDecision, TranscriptPage, TranscriptQueryArgs } from './views';
+import type {
+  AgentStateView,
+  ApprovalDecision,
+  SubAgentProgress,
+  TranscriptPage,
+  TranscriptQueryArgs,
+} from './views';
 
 /** Signal: a user message for the running agent, read before its next model turn. */
 export const userMessageSignal = defineSignal<[{ text: string }]>('userMessage');
@@ -18,6 +24,9 @@ export const approveToolCallUpdate = defineUpdate<
   { toolCallId: string; approved: boolean; editedArgs?: boolean },
   [ApprovalDecision]
 >('approveToolCall');
+
+/** Signal: a sub-agent (child run) tells its parent what it used so far and its status. */
+export const subAgentProgressSignal = defineSignal<[SubAgentProgress]>('subAgentProgress');
 
 /** Workflow type name of the agent workflow. */
 export const AGENT_WORKFLOW_TYPE = 'agentWorkflow';

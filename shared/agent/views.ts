@@ -1,6 +1,7 @@
 import type { ChatMessage, Usage } from '../conversation';
 import type { PendingApproval } from '../api-shapes';
 import type { RunLimitName } from '../run-limits';
+import type { ParentLink, ReservableBudgets } from './sub-agents';
 
 /** Where a run is. */
 export type AgentStatus =
@@ -55,7 +56,42 @@ export interface AgentStateView {
   /** How many times this run continued as new. */
   continuations: number;
   answer: string | null;
+  /** With an output schema: the final answer parsed, once it matched the schema. */
+  output?: unknown;
   stopReason: StopReason | null;
+  /** With sub-agents: each child run, running ones first, with what it used so far (in `usage` too). */
+  agents?: ChildAgentView[];
+  /** A sub-agent's link to the run that started it. */
+  parent?: ParentLink;
+}
+
+/** One sub-agent call of a run: the child workflow, its status and what it used. */
+export interface ChildAgentView {
+  toolCallId: string;
+  /** The sub-agent's name. */
+  agent: string;
+  /** The child's workflow id (read it like any run: status, transcript, approve). */
+  workflowId: string;
+  status: AgentStatus;
+  steps: number;
+  usage: RunUsage;
+  costUsd: number;
+  /** The budgets reserved for it from what the parent had left (wall clock in ms). */
+  reserved: ReservableBudgets;
+  /** Why it failed, when it did. */
+  error?: string;
+}
+
+/** What a child run tells its parent as it goes (the `subAgentProgress` signal). */
+export interface SubAgentProgress {
+  toolCallId: string;
+  /** When the child sent it (workflow time, ms) and its count in that child execution: signals sent together may arrive in any order, the newest wins. */
+  at: number;
+  n: number;
+  status: AgentStatus;
+  steps: number;
+  usage: RunUsage;
+  costUsd: number;
 }
 
 /** One line of the `transcript` query: a message, its text cut to a preview when long. */
@@ -108,6 +144,14 @@ export interface AgentResult {
   costUsd?: number;
   steps: number;
   usage: RunUsage;
+  /** With an output schema (`output` in the input): the final answer parsed as JSON, matching it. */
+  output?: unknown;
+  /** With an output schema: how many repair turns the run took to match it. */
+  outputRepairs?: number;
+  /** Where untrusted content entered the conversation, when it did (a parent treats the answer so). */
+  untrusted?: string;
+  /** With sub-agents: the steps they (and theirs) took, beside the run's own `steps`. */
+  agentSteps?: number;
 }
 
 /** Decision for a tool call waiting for approval. */

@@ -3,7 +3,7 @@ import type { Duration } from '@temporalio/common';
 import type { ContentRef } from '../content';
 
 /** What kind of work a tool does; UIs group and colour tools by it. */
-export type ToolCategory = 'utility' | 'search' | 'email' | 'database' | 'notification' | 'mcp';
+export type ToolCategory = 'utility' | 'search' | 'email' | 'database' | 'notification' | 'mcp' | 'agent';
 
 /** Activity options a tool declares for its own activity type. */
 export interface ToolActivityOptions {
@@ -108,7 +108,11 @@ export function toolParametersJsonSchema(def: ToolDefinition): Record<string, un
 /** Formats zod issues as `field: message; field: message`, naming each field so the caller can fix it. */
 export function formatZodIssues(error: z.ZodError): string {
   return error.issues
-    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(input)'}: ${issue.message}`)
+    .map((issue) => {
+      // A bad record key says only "Invalid key in record"; the key's own check says what to fix.
+      const inner = issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined;
+      return `${issue.path.length ? issue.path.join('.') : '(input)'}: ${inner ? `bad name: ${inner}` : issue.message}`;
+    })
     .join('; ');
 }
 

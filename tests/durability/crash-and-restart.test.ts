@@ -6,6 +6,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { devServerStatus, startDevServer, stopDevServer } from '../../workers/dev-server';
+import type { DevServerFixture } from '../../testkit/dev-server';
+import { startDevServerFixture } from '../../testkit/dev-server';
 import type { AgentInput, AgentResult, Policy } from '../../shared/agent';
 import { eventsQuery } from '../../shared/agent';
 import { createAgentWorker } from '../../workers/worker';
@@ -40,10 +42,11 @@ function input(localActivities: Policy['localActivities'] = 'never'): AgentInput
 }
 
 async function waitForEvent(
+  fx: DevServerFixture,
   workflowId: string,
   pred: (kind: string, tool?: string) => boolean,
 ): Promise<void> {
-  const handle = dev.fx.client.workflow.getHandle(workflowId);
+  const handle = fx.client.workflow.getHandle(workflowId);
   const deadline = Date.now() + 60_000;
   for (;;) {
     const events = await handle.query(eventsQuery, {}).catch(() => []);
@@ -65,7 +68,10 @@ const NEVER_SCHEDULED = [
   'callModel',
 ];
 
-test.each([
+// Every case runs at once: most of a case is waiting (the wait tool, the killed worker's heartbeat
+// timeout, a server starting again). The SIGKILL cases share this file's server, each on its own
+// task queue; each restart case stops a server of its own.
+test.concurrent.each([
   { mode: 'never' as const, scheduled: NEVER_SCHEDULED },
   // The fast path: model calls and the quick tools run in the worker; only the wait is scheduled.
   { mode: 'auto' as const, scheduled: ['wait'] },
@@ -86,7 +92,7 @@ test.each([
       args: [input(mode)],
     });
 
-    await waitForEvent(workflowId, (kind, tool) => kind === 'tool_started' && tool === 'wait');
+    await waitForEvent(dev.fx, workflowId, (kind, tool) => kind === 'tool_started' && tool === 'wait');
     await new Promise((r) => setTimeout(r, 1500));
     first.child.kill('SIGKILL');
     await first.exited;
@@ -127,7 +133,7 @@ test.each([
   180_000,
 );
 
-test.each([
+test.concurrent.each([
   { mode: 'never' as const, how: 'stopped (SIGTERM)' },
   { mode: 'auto' as const, how: 'stopped (SIGTERM)' },
   // WAL with synchronous=normal (SQLITE_PRAGMAS): a killed server loses no commit.
@@ -135,45 +141,50 @@ test.each([
 ])(
   'dev server $how and restarted mid-run (persistent file, localActivities $mode): the run finishes, nothing lost',
   async ({ mode, how }) => {
-    // This file's server: stopped or killed here, then started again on its port and data folder.
-    const server = { dataDir: dev.fx.dataDir, port: dev.fx.port };
-    const taskQueue = uid('restart');
-    const connection = await NativeConnection.connect({ address: dev.fx.address });
-    const worker = await createAgentWorker({
-      connection,
-      namespace: 'default',
-      config: testConfig({ scriptsDir }),
-      taskQueue,
-      workflowBundle: await workflowBundle(),
-    });
-    const running = worker.run();
+    // This case's own server: stopped or killed here, then started again on its port and data folder.
+    const fx = await startDevServerFixture();
     try {
-      const workflowId = uid('restart-run');
-      await dev.fx.client.workflow.start('agentWorkflow', { taskQueue, workflowId, args: [input(mode)] });
-      await waitForEvent(workflowId, (kind, tool) => kind === 'tool_started' && tool === 'wait');
+      const server = { dataDir: fx.dataDir, port: fx.port };
+      const taskQueue = uid('restart');
+      const connection = await NativeConnection.connect({ address: fx.address });
+      const worker = await createAgentWorker({
+        connection,
+        namespace: 'default',
+        config: testConfig({ scriptsDir }),
+        taskQueue,
+        workflowBundle: await workflowBundle(),
+      });
+      const running = worker.run();
+      try {
+        const workflowId = uid('restart-run');
+        await fx.client.workflow.start('agentWorkflow', { taskQueue, workflowId, args: [input(mode)] });
+        await waitForEvent(fx, workflowId, (kind, tool) => kind === 'tool_started' && tool === 'wait');
 
-      if (how === 'killed (SIGKILL)') {
-        const { pid } = await devServerStatus(server);
-        if (pid === null) throw new Error('the dev server of this test is not running');
-        process.kill(pid, 'SIGKILL');
-        while ((await devServerStatus(server)).pid !== null) await new Promise((r) => setTimeout(r, 100));
-      } else {
-        expect(await stopDevServer(server)).toBe(true);
-      }
-      await new Promise((r) => setTimeout(r, 1000));
-      await startDevServer({ ...server, headless: true });
+        if (how === 'killed (SIGKILL)') {
+          const { pid } = await devServerStatus(server);
+          if (pid === null) throw new Error('the dev server of this test is not running');
+          process.kill(pid, 'SIGKILL');
+          while ((await devServerStatus(server)).pid !== null) await new Promise((r) => setTimeout(r, 100));
+        } else {
+          expect(await stopDevServer(server)).toBe(true);
+        }
+        await new Promise((r) => setTimeout(r, 1000));
+        await startDevServer({ ...server, headless: true });
 
-      const handle = dev.fx.client.workflow.getHandle(workflowId);
-      const result = (await handle.result()) as AgentResult;
-      expect(result.answer).toBe(EXPECTED);
-      // Every step the server had taken before it went down is still there, and none ran twice.
-      if (mode === 'never') {
-        expect(scheduledActivityTypes(await handle.fetchHistory())).toEqual(NEVER_SCHEDULED);
+        const handle = fx.client.workflow.getHandle(workflowId);
+        const result = (await handle.result()) as AgentResult;
+        expect(result.answer).toBe(EXPECTED);
+        // Every step the server had taken before it went down is still there, and none ran twice.
+        if (mode === 'never') {
+          expect(scheduledActivityTypes(await handle.fetchHistory())).toEqual(NEVER_SCHEDULED);
+        }
+      } finally {
+        worker.shutdown();
+        await running;
+        await connection.close();
       }
     } finally {
-      worker.shutdown();
-      await running;
-      await connection.close();
+      await fx.stop();
     }
   },
   180_000,

@@ -1,11 +1,15 @@
 /**
  * The `durable-agent` CLI against a real dev server and a worker process: a run with live progress,
- * its activities as Temporal records them (read with the real `temporal` binary), status, and bad input.
+ * its activities as Temporal records them (read with the real `temporal` binary), status, bad input,
+ * and structured output (`run --json` and `transcript` show the parsed output; answers that never
+ * match end the run failed with `OutputValidationError`).
  */
 import { execFileSync } from 'node:child_process';
+import path from 'node:path';
 import { temporalBinary } from '../../workers/binaries';
 import { runCli } from '../../testkit/processes';
 import { uid } from '../../testkit/temporal';
+import { scheduledActivityTypes, workflowTaskFailures } from '../../testkit/history';
 import { useDevServer } from '../support/environments';
 
 const dev = useDevServer({ worker: true, queue: 'cli', cleanExit: true });
@@ -113,3 +117,93 @@ test('bad input is refused before anything starts, naming what to fix', async ()
   const unreachable = await runCli(['status', 'x'], { TEMPORAL_ADDRESS: '127.0.0.1:1' });
   expect(unreachable.stderr).toMatch(/Cannot reach Temporal at 127\.0\.0\.1:1.*durable-agent server start/);
 }, 120_000);
+
+test('run --json prints the output the answer parsed to (after a repair turn); transcript shows it', async () => {
+  const id = uid('cli-output');
+  const input = path.join('examples', 'runs', 'structured-output.json');
+  const out = await runCli(['run', '--json', '--id', id, '--input', input], dev.env);
+  expect(out.code).toBe(0);
+  expect(JSON.parse(out.stdout)).toMatchObject({
+    outcome: 'completed',
+    result: {
+      output: { expression: '2480*17.5/100', value: 434 },
+      outputRepairs: 1,
+      stopReason: 'final_answer',
+      steps: 3,
+    },
+  });
+  const transcript = await runCli(['transcript', id], dev.env);
+  expect(transcript.code).toBe(0);
+  expect(transcript.stdout).toContain('value: expected number, got string');
+  expect(transcript.stdout).toContain('output: {"expression":"2480*17.5/100","value":434}');
+}, 60_000);
+
+test('a model that never answers valid JSON: run --json ends failed with OutputValidationError naming the fields, no workflow task failure', async () => {
+  const id = uid('cli-output-never');
+  const input = path.join('examples', 'runs', 'structured-output-never-valid.json');
+  const began = Date.now();
+  const out = await runCli(['run', '--json', '--id', id, '--input', input], dev.env);
+  const wall = Date.now() - began;
+  expect(out.code).toBe(1);
+  const printed = JSON.parse(out.stdout) as { outcome: string; errorType?: string; error?: string };
+  expect(printed).toMatchObject({ outcome: 'failed', errorType: 'OutputValidationError' });
+  // The last answer's misses, each field by name, after the two repair turns the policy allows.
+  expect(printed.error).toMatch(/after 2 repair turns/);
+  expect(printed.error).toMatch(/expression: is required/);
+  expect(printed.error).toMatch(/value: expected number, got string/);
+  expect(printed.error).toMatch(/unit: is not a field of the schema/);
+  const handle = dev.fx.client.workflow.getHandle(id);
+  const history = await handle.fetchHistory();
+  // Failed at once (never stuck retrying a workflow task): three model calls, then the failure.
+  expect(workflowTaskFailures([history])).toEqual({});
+  expect(scheduledActivityTypes(history)).toEqual(['callModel', 'callModel', 'callModel']);
+  const events = history.events ?? [];
+  const failed = events.at(-1)?.workflowExecutionFailedEventAttributes;
+  expect(failed?.failure?.applicationFailureInfo).toMatchObject({
+    type: 'OutputValidationError',
+    nonRetryable: true,
+  });
+  expect((await handle.describe()).status.name).toBe('FAILED');
+  // Figures for docs/structured-output.md (not asserted: the machine is shared).
+  const ms = (e: (typeof events)[number] | undefined) =>
+    Number(e?.eventTime?.seconds ?? 0) * 1000 + Math.floor((e?.eventTime?.nanos ?? 0) / 1e6);
+  console.log(
+    `OutputValidationError run: started → failed ${ms(events.at(-1)) - ms(events[0])} ms (server clock); ` +
+      `\`run --json\` ${wall} ms end to end`,
+  );
+}, 60_000);
+
+test('the research-team example: two typed sub-agents, their answers in the parent’s, status shows each child’s cost', async () => {
+  const id = uid('cli-team');
+  const input = path.join('examples', 'runs', 'research-team.json');
+  const out = await runCli(['run', '--id', id, '--input', input], dev.env);
+  expect(out.code).toBe(0);
+  expect(out.stdout).toContain(`↳ sub-agent analyst started as run ${id}:agent:figures (figures)`);
+  expect(out.stdout).toMatch(/↲ sub-agent analyst completed after 2 steps, \$0\.\d{4}/);
+  expect(out.stdout).toContain('Figures: {"order_eur":2480,"saving_eur":372,"to_pay_eur":2108}');
+  expect(out.stdout).toContain(
+    'Note: {"title":"Your discount","note":"Good news: your 15% discount saves you 372 EUR',
+  );
+  const status = await runCli(['status', id], dev.env);
+  expect(status.code).toBe(0);
+  expect(status.stdout).toMatch(/cost: \$0\.\d{4} \(sub-agents included\)/);
+  expect(status.stdout).toMatch(
+    new RegExp(
+      `sub-agent analyst figures: completed, 2 steps, \\d+\\+\\d+ tokens, \\$0\\.\\d{4} \\(run ${id}:agent:figures\\)`,
+    ),
+  );
+  expect(status.stdout).toContain(`sub-agent writer note: completed, 1 step, `);
+  // The parent's step budget counts the children's steps: 3 of its own, 3 of theirs.
+  expect(status.stdout).toContain('budget: 6 of 12 steps (50 %)');
+  // transcript and replay show the tree: the parent, then each child under it.
+  const transcript = await runCli(['transcript', id], dev.env);
+  expect(transcript.code).toBe(0);
+  const figures = transcript.stdout.indexOf(`  ── sub-agent run ${id}:agent:figures ──`);
+  const note = transcript.stdout.indexOf(`  ── sub-agent run ${id}:agent:note ──`);
+  expect(figures).toBeGreaterThan(0);
+  expect(note).toBeGreaterThan(figures);
+  expect(transcript.stdout.slice(figures, note)).toContain('2480*15/100');
+  const replay = await runCli(['replay', id], dev.env);
+  expect(replay).toMatchObject({ code: 0 });
+  expect(replay.stdout).toBe(`OK ${id}\n  ↳ OK ${id}:agent:figures\n  ↳ OK ${id}:agent:note\n`);
+}, 60_000);

@@ -1,7 +1,8 @@
 /**
  * The inbox on a phone (375 × 812, Debian's chromium driven by playwright-core) against a real dev
  * server, worker and API server: the page is no wider than the screen even when the Run filter
- * holds long run ids, and a new notification's toast shows inside the screen. An approval notice
+ * holds long run ids, the filter offers only the runs that notified this user, and a new
+ * notification's toast shows inside the screen. An approval notice
  * (toast and item) names its run and call, shows the arguments and the deadline in the viewer's
  * time zone, and links to the run page, where the call is answered on the phone. Screenshots go to
  * docs/screenshots/ (inbox-phone.png, inbox-approval-phone.png, run-approval-phone.png) when missing
@@ -39,10 +40,18 @@ beforeAll(async () => {
 test('at 375 px the inbox fits the screen and a new toast shows inside it', async () => {
   const user = uid('phone');
   // Runs with long ids that notify this user fill the Run filter, as they did on a real phone.
+  const mine: string[] = [];
   for (const n of [1, 2]) {
     const id = `a-run-with-a-rather-long-workflow-id-number-${n}-${uid('x')}`;
     expect((await runCli(['run', 'hello', '--id', id, '--notify-user', user], dev.env)).code).toBe(0);
+    mine.push(id);
   }
+  // Runs that never notified this user: another user's, and one that notifies nobody's inbox.
+  const others = [uid('someone-elses-run'), uid('nobodys-run')];
+  expect(
+    (await runCli(['run', 'hello', '--id', others[0]!, '--notify-user', uid('someone')], dev.env)).code,
+  ).toBe(0);
+  expect((await runCli(['run', 'hello', '--id', others[1]!], dev.env)).code).toBe(0);
   await runCli(
     ['notify', `inbox:${user}`, 'Welcome to the inbox', '--group', 'a-long-group-name-for-the-filter'],
     dev.env,
@@ -53,6 +62,12 @@ test('at 375 px the inbox fits the screen and a new toast shows inside it', asyn
   await page.locator('.item', { hasText: 'Welcome to the inbox' }).waitFor();
   // The Run filter has read the runs by now (they are listed when the page starts).
   await page.waitForFunction("document.getElementById('filter-run').options.length > 2");
+  // Only the runs that notified this user are offered, not the others of the namespace.
+  const offered = await page.evaluate<string[]>(
+    "[...document.getElementById('filter-run').options].map((o) => o.value)",
+  );
+  expect(offered.sort()).toEqual(['', ...mine].sort());
+  for (const other of others) expect(offered).not.toContain(other);
   const width = await page.evaluate<number>('document.documentElement.scrollWidth');
   expect(width).toBeLessThanOrEqual(PHONE.width);
 

@@ -473,6 +473,129 @@ test('run page: the answer’s web sources are links', async () => {
   await page.close();
 }, 90_000);
 
+test('run page: the model’s answer is typed in place as it comes, then the answer replaces it', async () => {
+  const id = uid('live-run');
+  const words = Array.from({ length: 60 }, (_, i) => `w${i}`).join(' ');
+  const input: AgentInput = {
+    task: 'say words slowly',
+    tools: [],
+    model: { provider: 'scripted', turns: [{ content: words, tokenDelayMs: 40 }] },
+  };
+  const handle = await startAgentRun(dev.fx.client, input, { workflowId: id, taskQueue });
+  const page = await newPage();
+  await page.goto(`${api.url}/runs/${encodeURIComponent(id)}`);
+  const live = page.locator('#live');
+  await live.filter({ hasText: 'w3 w4' }).waitFor();
+  // Typed while the run still works: the answer is not there yet.
+  expect((await handle.describe()).status.name).toBe('RUNNING');
+  expect(await live.innerText()).toMatch(/^Step 1: w0 w1 w2 w3 w4/);
+  expect(await live.innerText()).not.toContain('w59');
+  await page.locator('#answer', { hasText: 'w59' }).waitFor();
+  await live.waitFor({ state: 'hidden' });
+  await page.close();
+}, 90_000);
+
+test('run page: a tool call the model writes is typed in place, its arguments as they come', async () => {
+  const id = uid('live-tool-run');
+  const expression = Array.from({ length: 150 }, () => '1').join('+');
+  const input: AgentInput = {
+    task: 'add up slowly',
+    tools: ['calculator'],
+    model: {
+      provider: 'scripted',
+      turns: [
+        // Words, then 38 pieces of arguments, 60 ms apart.
+        {
+          content: Array.from({ length: 20 }, (_, i) => `w${i}`).join(' '),
+          toolCalls: [{ id: 'sum', name: 'calculator', arguments: { expression } }],
+          tokenDelayMs: 60,
+        },
+        answerTurn('The sum is {{result:sum}}.'),
+      ],
+    },
+  };
+  const handle = await startAgentRun(dev.fx.client, input, { workflowId: id, taskQueue });
+  const page = await newPage();
+  await page.goto(`${api.url}/runs/${encodeURIComponent(id)}`);
+  const tool = page.locator('#live .live-tool');
+  await tool.filter({ hasText: '→ calculator {"expression":"1+1' }).waitFor();
+  // Typed while the model still writes it: the arguments are not whole yet.
+  expect(await tool.innerText()).not.toContain(`${expression}"}`);
+  expect(await page.locator('#live').innerText()).toMatch(/^Step 1: w0 w1 w2/);
+  await handle.result();
+  await page.locator('#answer', { hasText: 'The sum is 150.' }).waitFor();
+  await page.close();
+}, 90_000);
+
+test('run page: a structured answer shows the output it parsed to, indented', async () => {
+  const id = uid('output-run');
+  const input: AgentInput = {
+    task: 'weather in Paris as JSON',
+    tools: [],
+    // Fenced and compact: what the page shows is the parsed output, not the answer's text.
+    model: { provider: 'scripted', turns: [answerTurn('```json\n{"city":"Paris","celsius":21}\n```')] },
+    output: {
+      type: 'object',
+      properties: { city: { type: 'string' }, celsius: { type: 'number' } },
+      required: ['city', 'celsius'],
+      additionalProperties: false,
+    },
+  };
+  await (await startAgentRun(dev.fx.client, input, { workflowId: id, taskQueue })).result();
+  const page = await newPage();
+  await page.goto(`${api.url}/runs/${encodeURIComponent(id)}`);
+  const output = page.locator('#answer .answer-output');
+  await output.waitFor();
+  expect(await output.innerText()).toBe(JSON.stringify({ city: 'Paris', celsius: 21 }, null, 2));
+  expect(await page.locator('#answer').innerText()).not.toContain('```');
+  await page.close();
+}, 90_000);
+
+test('run page: an unknown run id shows only that there is no such run', async () => {
+  const page = await newPage();
+  await page.goto(`${api.url}/runs/agent-nope`);
+  const problem = page.getByRole('alert');
+  await problem.filter({ hasText: 'No run with id "agent-nope" in this namespace' }).waitFor();
+  // Nothing else: no empty State, Events or Transcript boxes under it.
+  for (const heading of ['State', 'Events', 'Transcript', 'Answer'])
+    expect(await page.getByRole('heading', { name: heading, exact: true }).isVisible()).toBe(false);
+  expect(await page.locator('#run-state').isVisible()).toBe(false);
+  await page.close();
+}, 90_000);
+
+test('run page: a run’s sub-agents link their pages, and a child’s page links its parent', async () => {
+  const id = uid('team-run');
+  const input: AgentInput = {
+    task: 'delegate',
+    model: {
+      provider: 'scripted',
+      turns: [callTurn(['helper', { task: 'add' }, 'h']), answerTurn('{{result:h}}')],
+    },
+    agents: {
+      helper: {
+        description: 'Adds',
+        tools: ['calculator'],
+        model: {
+          provider: 'scripted',
+          turns: [callTurn(['calculator', { expression: '2+3' }, 'c']), answerTurn('{{result:c}}')],
+        },
+      },
+    },
+  };
+  await (await startAgentRun(dev.fx.client, input, { workflowId: id, taskQueue })).result();
+  const page = await newPage();
+  await page.goto(`${api.url}/runs/${encodeURIComponent(id)}`);
+  const child = page.locator('#run-state .sub-agent');
+  await child.waitFor();
+  expect(await child.innerText()).toMatch(/^helper \(h\): completed, 2 steps, \d+\+\d+ tokens$/);
+  await child.getByRole('link', { name: 'helper (h)', exact: true }).click();
+  await page.waitForURL(`${api.url}/runs/${encodeURIComponent(`${id}:agent:h`)}`);
+  await page.locator('#answer', { hasText: '5' }).waitFor();
+  await page.getByRole('link', { name: id, exact: true }).click();
+  await page.waitForURL(`${api.url}/runs/${encodeURIComponent(id)}`);
+  await page.close();
+}, 90_000);
+
 test('run page: results of one tool are told apart by their call ids; the sources are listed once', async () => {
   const id = uid('two-results');
   const input: AgentInput = {

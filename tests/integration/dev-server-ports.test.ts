@@ -5,7 +5,7 @@
 import net from 'node:net';
 import { startDevServerOnFreePort } from '../../testkit/dev-server';
 import { freePort } from '../../testkit/processes';
-import { stopDevServer } from '../../workers/dev-server';
+import { devServerStatus, listensOn, stopDevServer } from '../../workers/dev-server';
 
 test('a port taken between its pick and the start is retried on another one', async () => {
   // A port that is taken by the time the server starts, as in the race, then a free one.
@@ -17,6 +17,13 @@ test('a port taken between its pick and the start is retried on another one', as
     const started = await startDevServerOnFreePort(async () => picks.shift() ?? (await freePort()));
     expect(started.attempts).toBe(2);
     expect(started.port).not.toBe(takenPort);
+    // A start counts only its own process's answer: the server holds its port, not the taken one
+    // (whose answer, were it a Temporal server that won the race, would otherwise be taken for ours).
+    const { pid } = await devServerStatus({ dataDir: started.dataDir, port: started.port });
+    expect(pid).not.toBeNull();
+    expect(listensOn(pid as number, started.port)).toBe(true);
+    expect(listensOn(pid as number, takenPort)).toBe(false);
+    expect(listensOn(process.pid, takenPort)).toBe(true);
     await stopDevServer({ dataDir: started.dataDir, port: started.port });
   } finally {
     taken.close();

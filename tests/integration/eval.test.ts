@@ -19,7 +19,9 @@ import {
   summarize,
   thresholdMisses,
 } from '../../client/eval/eval';
+import { parseLocalCards } from '../../client/eval/providers';
 import { resolveEvalSources } from '../../client/eval/sources';
+import { LOCAL_TOOL_CARDS } from '../../prompts/local-model';
 import type { CallModelOutput } from '../../shared/model';
 import { PROJECT_ROOT } from '../../shared/project-root';
 import { runCli } from '../../testkit/processes';
@@ -201,6 +203,36 @@ describe('the eval command', () => {
     const usage = await runCli(['eval', FIXTURES, '--min-same-tool', '120'], {});
     expect(usage.code).not.toBe(0);
     expect(usage.stderr).toContain('must be a percentage from 0 to 100');
+  }, 60_000);
+});
+
+describe("the local model's cards to try", () => {
+  test('a cards file replaces the cards it names and keeps the others; a wrong one says what to fix', async () => {
+    const file = path.join(PROJECT_ROOT, 'examples', 'eval', 'swapped-cards.json');
+    const cards = parseLocalCards(fs.readFileSync(file, 'utf8'), file);
+    expect(cards.calculator?.summary).toBe(LOCAL_TOOL_CARDS.get_time?.summary);
+    expect(cards.get_time?.summary).toBe(LOCAL_TOOL_CARDS.calculator?.summary);
+    expect(cards.notify_user).toEqual(LOCAL_TOOL_CARDS.notify_user);
+
+    expect(() => parseLocalCards('[]', 'c.json')).toThrow('c.json must hold an object of tool cards');
+    expect(() => parseLocalCards('{', 'c.json')).toThrow('c.json is not JSON');
+    expect(() => parseLocalCards('{"calculator": {"summary": "sums", "args": {}}}', 'c.json')).toThrow(
+      /c\.json, card "calculator": .*example/,
+    );
+    expect(() =>
+      parseLocalCards(
+        '{"calculator": {"summary": "sums", "args": {}, "example": {"task": "", "arguments": {}}, "tone": "x"}}',
+        'c.json',
+      ),
+    ).toThrow(/card "calculator": .*tone/);
+    // The command refuses such a file before it reads a run or loads a model.
+    const bad = path.join(tempDir('eval-cards'), 'bad.json');
+    fs.writeFileSync(bad, '{"calculator": {"summary": 3}}');
+    const refused = await runCli(['eval', FIXTURES, '--model', 'local', '--local-cards', bad], {});
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(`${bad}, card "calculator": `);
+    expect(refused.stdout).not.toContain('model calls');
+    fs.rmSync(path.dirname(bad), { recursive: true, force: true });
   }, 60_000);
 });
 

@@ -87,4 +87,32 @@ describeWithWeights('the default local model', () => {
     );
     expect(a.toolCalls[0]?.name).toBe('notify_user');
   });
+
+  test('streams its answer as it generates it: the deltas are the answer’s text, in order (live tokens)', async () => {
+    const provider = createLocalProvider({ ...config.models.local, setupCommand: 'npm run setup' });
+    const deltas: { text: string; at: number }[] = [];
+    const ask = { model: { provider: 'local' as const, maxTokens: 200 }, tools: [] };
+    // Loaded first: the measured call's time is generation, not reading the weights.
+    await provider({ ...ask, messages: [{ role: 'user' as const, content: 'Say hello.' }] });
+    const started = Date.now();
+    const out = await provider({
+      ...ask,
+      messages: [{ role: 'user' as const, content: 'In two sentences, what is a durable workflow?' }],
+      onDelta: (d) => {
+        if (d.kind === 'text') deltas.push({ text: d.text, at: Date.now() });
+      },
+    });
+    const finished = Date.now();
+    expect(out.toolCalls).toEqual([]);
+    expect((out.content ?? '').length).toBeGreaterThan(20);
+    // Many pieces, the first well before the answer was done, that make up the answer.
+    expect(deltas.length).toBeGreaterThan(5);
+    expect(deltas[0]!.at - started).toBeLessThan((finished - started) * 0.8);
+    expect(
+      deltas
+        .map((d) => d.text)
+        .join('')
+        .trim(),
+    ).toBe((out.content ?? '').trim());
+  });
 });

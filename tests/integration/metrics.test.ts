@@ -122,6 +122,21 @@ test('tool calls and their latency by tool; the approval, its wait and the inbox
   expect(only(stored)).toBeGreaterThan(0);
 });
 
+test('a content store collection sets the store size the worker reports', async () => {
+  // A dry run: it measures the store (the checkout's) and removes nothing.
+  const report = (await dev.fx.client.workflow.execute('contentGcWorkflow', {
+    taskQueue: dev.taskQueue,
+    workflowId: `content-gc-dry-${dev.taskQueue}`,
+    args: [{ dryRun: true }],
+  })) as { storeBytes: number; dryRun: boolean };
+  expect(report.dryRun).toBe(true);
+  expect(report.storeBytes).toBeGreaterThan(0);
+  await prometheus.until(
+    `max(durable_agent_content_store_bytes{${q()}})`,
+    (s) => only(s) === report.storeBytes,
+  );
+});
+
 test("the SDK's own worker metrics come from the same endpoint", async () => {
   const slots = await prometheus.query(`temporal_worker_task_slots_available{task_queue="${dev.taskQueue}"}`);
   expect(slots.map((s) => s.labels.worker_type).sort()).toEqual([
@@ -146,8 +161,9 @@ test('every query of the Grafana dashboard evaluates, and has data where the run
     ),
   );
   expect(exprs.length).toBeGreaterThan(25);
-  // What these runs never do: fail a tool, stop for a budget, continue as new, price a model, miss the cache.
-  const neverMade = /failed\|tool_error|tool_errors|budget_stops|continue_as_new|cost_usd|sticky_cache_miss/;
+  // What these runs never do: fail a tool, stop for a budget, continue as new, price a model, miss the cache, remove content (the collection is a dry one).
+  const neverMade =
+    /failed\|tool_error|tool_errors|budget_stops|continue_as_new|cost_usd|sticky_cache_miss|removed_bytes/;
   for (const expr of exprs) {
     // A query that does not parse fails here, naming itself. A rate needs two scrapes of a series,
     // and a counter appears at its first count: the newest ones take a second more.

@@ -86,9 +86,13 @@ test('a worker that has gone: the server says "no poller seen" before our deadli
     worker.child.kill('SIGTERM');
     await worker.exited;
   }
+  const env = { TEMPORAL_ADDRESS: fx.address };
+  // `status` sees the worker's poll of under 90 s ago, so it asks, without a deadline of its own:
+  // the server keeps its query to its own 30 s limit, and "no poller seen" or timed out there, it
+  // is no worker. So it asks now, and its 30 s run out beside the poller window below.
+  const statusRun = runCli(['status', target], env);
   await sleep(POLLER_WINDOW_MS + 2000);
 
-  const env = { TEMPORAL_ADDRESS: fx.address };
   const [raw, http, notifications, status] = await Promise.all([
     fx.client
       .withDeadline(Date.now() + ANSWER_TIMEOUT_MS, () => handle.query(notificationsQuery))
@@ -98,8 +102,7 @@ test('a worker that has gone: the server says "no poller seen" before our deadli
       ),
     get(q(target)),
     runCli(['notifications', target], env),
-    // `status` sees the worker's poll of under 90 s ago, so it asks, without a deadline of its own.
-    runCli(['status', target], env),
+    statusRun,
   ]);
   // What Temporal returns: FAILED_PRECONDITION a second before the deadline, not DEADLINE_EXCEEDED.
   expect(statusOf(raw)).toEqual({ code: 9, details: expect.stringMatching(/no poller seen/) });

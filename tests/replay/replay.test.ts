@@ -21,9 +21,10 @@ const DIR = path.join(__dirname, 'histories');
 /**
  * Today's recordings, plus runs recorded by earlier versions of the code, each folder named for the
  * version: v1/ before large content went by reference, v2/ before search attributes were upserted
- * on change (every step before).
+ * on change (every step before), v3/ before a policy could name a whole MCP server whose tools the
+ * run enables one by one (such a run failed at start).
  */
-const OLDER = ['v1', 'v2'];
+const OLDER = ['v1', 'v2', 'v3'];
 const FILES = [
   ...fs.readdirSync(DIR).filter((f) => f.endsWith('.json')),
   ...OLDER.flatMap((v) =>

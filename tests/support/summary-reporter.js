@@ -7,6 +7,46 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 const SLOWEST = 10;
+/** How much of each failure's message the closing list keeps (the full one is in jest's own report above). */
+const FAILURE_CHARS = 800;
+
+/** Strips terminal colours and cuts a failure message to its first FAILURE_CHARS characters. */
+function shortMessage(text) {
+  // eslint-disable-next-line no-control-regex
+  const plain = String(text ?? '')
+    .replace(/\u001b\[[0-9;]*m/g, '')
+    .split('\n')
+    // Stack frames inside dependencies say nothing about which line of ours failed.
+    .filter((line) => !/^\s*at .*(node_modules|node:internal)/.test(line))
+    .join('\n')
+    .trim();
+  return plain.length > FAILURE_CHARS ? `${plain.slice(0, FAILURE_CHARS)}…` : plain;
+}
+
+/** Every failed test and every test file that could not run, with where and why. */
+function failuresOf(rootDir, results) {
+  const failures = [];
+  for (const r of results.testResults) {
+    const file = path.relative(rootDir, r.testFilePath);
+    if (r.testExecError)
+      failures.push({ file, test: '(the file did not run)', message: shortMessage(r.testExecError.message) });
+    for (const a of r.testResults ?? []) {
+      if (a.status === 'failed')
+        failures.push({ file, test: a.fullName, message: shortMessage((a.failureMessages ?? [])[0]) });
+    }
+  }
+  return failures;
+}
+
+/** The closing list of failures, so a CI log's tail says which test failed and why. */
+function printFailures(failures) {
+  if (!failures.length) return;
+  process.stdout.write(`\nFailed tests (${failures.length}):\n`);
+  for (const f of failures) {
+    process.stdout.write(`  ✕ ${f.file} › ${f.test}\n`);
+    for (const line of f.message.split('\n').slice(0, 12)) process.stdout.write(`      ${line}\n`);
+  }
+}
 
 class SummaryReporter {
   constructor(globalConfig) {
@@ -29,7 +69,10 @@ class SummaryReporter {
       : process.env.DURABLE_AGENT_TEST_RUN_DIR;
     if (runDir) {
       const totals = { passed: results.numPassedTests, failed, skipped };
-      fs.writeFileSync(path.join(runDir, `results-${process.pid}.json`), JSON.stringify({ files, totals }));
+      fs.writeFileSync(
+        path.join(runDir, `results-${process.pid}.json`),
+        JSON.stringify({ files, totals, failures: failuresOf(this.rootDir, results) }),
+      );
     } else if (files.length > 1) {
       const total = files.reduce((sum, f) => sum + f.ms, 0);
       process.stdout.write(
@@ -39,6 +82,7 @@ class SummaryReporter {
         process.stdout.write(`  ${(f.ms / 1000).toFixed(1).padStart(6)} s  ${f.file}\n`);
       }
     }
+    if (!runDir) printFailures(failuresOf(this.rootDir, results));
     process.stdout.write(`\n${results.numPassedTests} passed, ${failed} failed, ${skipped} skipped\n`);
   }
 }

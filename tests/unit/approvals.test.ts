@@ -8,7 +8,9 @@ import path from 'node:path';
 import { AgentInputSchema } from '../../shared/agent';
 import { loadWorkerConfig } from '../../workers/config';
 import {
+  approvalPolicyProblems,
   approvalReason,
+  isUntrustedSource,
   mergeApprovalPolicies,
   recipientsOf,
   sqlMayWrite,
@@ -108,6 +110,65 @@ test('untrusted content makes side-effecting calls ask, even where a domain rule
   // "never" is the user's explicit choice, and per-tool `untrusted: false` turns the rule off.
   const relaxed = mergeApprovalPolicies(undefined, { tools: { send_email: 'never' } });
   expect(approvalReason(relaxed, 'send_email', { to: 'x@evil.example' }, { untrusted: 'x' })).toBeNull();
+});
+
+test('MCP tools: their results are untrusted; then a tool not marked read-only asks; policies name a tool or its whole server', () => {
+  const defaults = mergeApprovalPolicies(undefined, undefined);
+  // Results of any MCP tool count as untrusted content unless a list says otherwise.
+  expect(isUntrustedSource(defaults, 'mcp:files/read_text_file')).toBe(true);
+  expect(isUntrustedSource(defaults, 'calculator')).toBe(false);
+  const listed = mergeApprovalPolicies(undefined, { untrustedTools: ['mcp:files', 'mcp:memory/read_graph'] });
+  expect(isUntrustedSource(listed, 'mcp:files/read_text_file')).toBe(true);
+  expect(isUntrustedSource(listed, 'mcp:memory/read_graph')).toBe(true);
+  expect(isUntrustedSource(listed, 'mcp:memory/open_nodes')).toBe(false);
+
+  // The default for an MCP tool: it runs, until untrusted content is in the conversation; a tool
+  // the server marks read-only runs even then.
+  const write = 'mcp:memory/create_entities';
+  expect(approvalReason(defaults, write, {}, { untrusted: null })).toBeNull();
+  expect(
+    approvalReason(defaults, write, {}, { untrusted: 'mcp:files/read_text_file result at step 1' }),
+  ).toBe('untrusted content is in the conversation (mcp:files/read_text_file result at step 1)');
+  expect(approvalReason(defaults, 'mcp:everything/echo', {}, { untrusted: 'x', readOnly: true })).toBeNull();
+
+  // A whole server by mcp:<server>; one of its tools by mcp:<server>/<tool>, which wins.
+  const byServer = mergeApprovalPolicies(
+    { tools: { 'mcp:memory': 'always' } },
+    { tools: { 'mcp:memory/read_graph': 'never' } },
+    ['mcp:files/write_file'],
+  );
+  expect(approvalReason(byServer, write, {}, { untrusted: null })).toMatch(
+    /every mcp:memory\/create_entities call/,
+  );
+  expect(approvalReason(byServer, 'mcp:memory/read_graph', {}, { untrusted: 'x' })).toBeNull();
+  expect(approvalReason(byServer, 'mcp:files/write_file', {}, { untrusted: null })).toMatch(/every/);
+  expect(approvalReason(byServer, 'mcp:files/read_text_file', {}, { untrusted: null })).toBeNull();
+  expect(
+    approvalReason(
+      mergeApprovalPolicies(undefined, { tools: { 'mcp:memory': 'never' } }),
+      write,
+      {},
+      {
+        untrusted: 'x',
+      },
+    ),
+  ).toBeNull();
+
+  // Names are checked against what the run enables: a tool of an enabled server, or a server.
+  const enabled = ['calculator', 'mcp:memory', 'mcp:files/read_text_file'];
+  const problems = (tools: Record<string, 'always' | 'never'>) =>
+    approvalPolicyProblems({ tools }, [], enabled).map((p) => p.message);
+  expect(
+    problems({ [write]: 'always', 'mcp:memory': 'never', 'mcp:files/read_text_file': 'always' }),
+  ).toEqual([]);
+  expect(problems({ 'mcp:files/write_file': 'always' })).toEqual([
+    expect.stringMatching(
+      /tool "mcp:files\/write_file" is not enabled for this run; enabled tools: calculator, mcp:memory/,
+    ),
+  ]);
+  expect(problems({ 'mcp:bad name': 'always' })).toEqual([
+    expect.stringMatching(/an MCP server name is 1–64/),
+  ]);
 });
 
 test('recipient domains: to, cc and bcc all count; subdomains are inside; display names are read', () => {

@@ -21,8 +21,11 @@ import {
   TOOL_RESULT_CHARS,
   buildChat,
   resultValuesText,
+  schemaText,
   searchResultsText,
 } from '../../activities/model/local/prompt';
+import type { SqlSchemaData } from '../../activities/sql/schema';
+import { formatSchema } from '../../activities/sql/schema';
 import type { SqlQueryData } from '../../activities/sql/results';
 import { formatQueryResult } from '../../activities/sql/results';
 import { parseModelSpec } from '../../client/model-spec';
@@ -187,6 +190,59 @@ describe('the chat a small model reads', () => {
       LOCAL_TOOL_CARDS,
     );
     expect((chat.at(-1) as { text: string }).text).toContain('Result of sql_query: count = 400');
+  });
+
+  test('a schema reads as one line of column names per table, the tables the task names first', () => {
+    const column = (name: string, type = 'integer') => ({ name, type, nullable: false });
+    const table = (
+      name: string,
+      columns: string[],
+      foreignKeys: string[] = [],
+      kind: 'table' | 'view' = 'table',
+    ) => ({
+      name,
+      kind,
+      rows: 400,
+      rowsExact: true,
+      columns: columns.map((c) => column(c)),
+      primaryKey: ['id'],
+      foreignKeys,
+    });
+    const data: SqlSchemaData = {
+      connection: 'sample',
+      engine: 'postgres',
+      writable: false,
+      tables: [
+        table('customers', ['id', 'name', 'country']),
+        table('orders', ['id', 'customer_id', 'status'], ['customer_id → customers(id)']),
+        table('products', ['id', 'name', 'category', 'price']),
+        table('big_orders', ['id'], [], 'view'),
+      ],
+    };
+    const text = formatSchema(data, []);
+    // Types, keys and row counts are gone: the names a query must copy are left.
+    expect(schemaText(text, '')).toBe(
+      [
+        'Tables (PostgreSQL dialect, read-only):',
+        'customers(id, name, country)',
+        'orders(id, customer_id, status)',
+        '  orders.customer_id → customers(id)',
+        'products(id, name, category, price)',
+        'big_orders(id) (a view)',
+      ].join('\n'),
+    );
+    expect(schemaText(text, '')).not.toContain('400');
+    // A table the task names (plural or not) comes first, then one a column of which it names.
+    const first = (task: string) => schemaText(text, task).split('\n')[1];
+    expect(first('How many orders are there?')).toBe('orders(id, customer_id, status)');
+    expect(first('How many products are in the kitchen category?')).toBe(
+      'products(id, name, category, price)',
+    );
+    expect(first('Which category sells best?')).toBe('products(id, name, category, price)');
+    expect(first('Show me the weather')).toBe('customers(id, name, country)');
+    // Missing tables and any other text are kept; text that is no schema is left as it is.
+    expect(schemaText(formatSchema(data, ['nope']), '')).toContain('No such table: nope.');
+    expect(schemaText('SELECT: 1 row.', 'x')).toBe('SELECT: 1 row.');
   });
 
   test('search results read as the best passages, best first', () => {

@@ -3,6 +3,7 @@
  * task is being retried refuses updates for a while, which is a reason to retry, not a failure.
  */
 import { ServiceError, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
 import { rethrowKnownErrorTypes } from '@temporalio/client/lib/helpers';
 import * as proto from '@temporalio/proto';
 import { NotificationTargetError, explainTargetError } from '../../client/notification-client';
@@ -97,4 +98,18 @@ test('the server refusing more updates in flight is "busy", to retry, not "too l
   expect((explained as Error).message).toMatch(/retry shortly/);
   const tooLarge = grpcError(8, 'grpc: received message larger than max (5000000 vs. 4194304)');
   expect(explainTargetError(tooLarge, 'inbox:ana')).toMatchObject({ code: 'too_large' });
+});
+
+test('only a workflow without the notify handler is "not a notification target"; other update failures are not', () => {
+  const noHandler = new WorkflowUpdateFailedError(
+    'Workflow Update failed',
+    ApplicationFailure.nonRetryable('No registered handler for update: notify'),
+  );
+  expect(explainTargetError(noHandler, 'some-workflow')).toMatchObject({ code: 'not_a_notification_target' });
+  // A server on its way down says "update" and "not" too: that is no verdict on the target.
+  const aborted = new WorkflowUpdateFailedError(
+    'Workflow Update failed',
+    ApplicationFailure.retryable('workflow update was not completed: the server is shutting down'),
+  );
+  expect(explainTargetError(aborted, 'inbox:u')).not.toMatchObject({ code: 'not_a_notification_target' });
 });

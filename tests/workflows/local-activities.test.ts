@@ -12,7 +12,7 @@ import type { History } from '../../client/debug/history';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import { agentWorkerOn } from '../../testkit/agent-worker';
 import { uid } from '../../testkit/temporal';
-import { scheduledActivityTypes } from '../../testkit/history';
+import { localActivityTypes, scheduledActivityTypes } from '../../testkit/history';
 import { useTimeSkippingEnv } from '../support/environments';
 
 const temporal = useTimeSkippingEnv();
@@ -49,17 +49,6 @@ function input(mode?: Policy['localActivities']): AgentInput {
     tools: ['calculator', 'get_time', 'wait'],
     ...(mode ? { policy: { localActivities: mode } } : {}),
   };
-}
-
-/** Names of the local activities a history recorded (the run's one-off runDefaults left out), in order. */
-function localActivityTypes(history: History): string[] {
-  return (history.events ?? []).flatMap((e) => {
-    const m = e.markerRecordedEventAttributes;
-    if (m?.markerName !== 'core_local_activity') return [];
-    const data = m.details?.data?.payloads?.[0]?.data;
-    const parsed = data ? (JSON.parse(Buffer.from(data).toString('utf8')) as { activity_type?: string }) : {};
-    return parsed.activity_type === 'runDefaults' ? [] : [parsed.activity_type ?? '?'];
-  });
 }
 
 function patchMarkers(history: History): string[] {

@@ -12,10 +12,10 @@ import { closeMcpConnections } from '../../activities/mcp';
 import type { McpConfig } from '../../activities/mcp/config';
 import { IDEMPOTENCY_META_KEY } from '../../activities/mcp/call';
 import type { AgentEvent, AgentInput, AgentResult } from '../../shared/agent';
-import { eventsQuery, transcriptQuery } from '../../shared/agent';
+import { approveToolCallUpdate, eventsQuery, stateQuery, transcriptQuery } from '../../shared/agent';
 import { createAgentWorker } from '../../workers/worker';
 import { notificationDelivery } from '../../client/deliver';
-import { runChain, scheduledActivityTypes } from '../../testkit/history';
+import { localActivityTypes, runChain, scheduledActivityTypes } from '../../testkit/history';
 import type { HttpMcpServer, McpRelay } from '../../testkit/mcp';
 import {
   everythingServer,
@@ -309,4 +309,89 @@ test('continue-as-new carries the discovered tools: one discovery for the whole 
     const discoveries = chain.flatMap((h) => scheduledActivityTypes(h)).filter((t) => t === 'mcpDiscover');
     expect(discoveries).toHaveLength(1);
   });
+}, 120_000);
+
+test('an MCP result makes the run untrusted: then a tool the server does not mark read-only waits for approval, a read-only one does not', async () => {
+  const entity = (name: string) => ({ entities: [{ name, entityType: 'note', observations: [] }] });
+  const out = await withWorker(async (tq) => {
+    const handle = await temporal.env.client.workflow.start('agentWorkflow', {
+      taskQueue: tq,
+      workflowId: uid('mcp-untrusted'),
+      args: [
+        {
+          task: 't',
+          tools: ['mcp:memory/create_entities', 'mcp:everything/echo'],
+          model: {
+            provider: 'scripted',
+            turns: [
+              // Nothing untrusted yet: it runs. Its result is an MCP result, so untrusted.
+              callTurn(['create_entities', entity('First'), 'first']),
+              callTurn(['create_entities', entity('Second'), 'second']),
+              callTurn(['echo', { message: 'read-only' }, 'echo']),
+              answerTurn('{{result:echo}}'),
+            ],
+          },
+        } satisfies AgentInput,
+      ],
+    });
+    let approvals: { toolCallId: string; reason: string }[] = [];
+    for (let i = 0; i < 600 && approvals.length === 0; i++) {
+      approvals = (await handle.query(stateQuery)).approvals ?? [];
+      if (approvals.length === 0) await new Promise((r) => setTimeout(r, 50));
+    }
+    await handle.executeUpdate(approveToolCallUpdate, { args: [{ toolCallId: 'second', approve: true }] });
+    return {
+      approvals,
+      result: (await handle.result()) as AgentResult,
+      events: await handle.query(eventsQuery, {}),
+    };
+  });
+  expect(out.approvals).toEqual([
+    expect.objectContaining({
+      toolCallId: 'second',
+      reason: 'untrusted content is in the conversation (mcp:memory/create_entities result at step 1)',
+    }),
+  ]);
+  // Only that call asked; the read-only echo after it ran without asking.
+  expect(out.events.filter((e) => e.kind === 'approval_requested').map((e) => e.toolCallId)).toEqual([
+    'second',
+  ]);
+  expect(out.result.answer).toBe('Echo: read-only');
+  expect(finished(out.events).map((e) => [e.toolCallId, e.isError ?? false])).toEqual([
+    ['first', false],
+    ['second', false],
+    ['echo', false],
+  ]);
+}, 120_000);
+
+test('policy.localActivities "tools": a read-only, idempotent MCP tool runs as a local activity, any other as a regular one', async () => {
+  const out = await withWorker((tq) =>
+    run(tq, {
+      task: 't',
+      tools: [
+        'mcp:everything/echo',
+        'mcp:everything/get-sum',
+        'mcp:memory/read_graph',
+        'mcp:memory/create_entities',
+      ],
+      policy: { localActivities: 'tools', approvals: { tools: { 'mcp:memory': 'never' } } },
+      model: {
+        provider: 'scripted',
+        turns: [
+          callTurn(['echo', { message: 'local' }, 'echo']),
+          callTurn(['get-sum', { a: 2, b: 3 }, 'sum']),
+          callTurn([
+            'create_entities',
+            { entities: [{ name: 'X', entityType: 't', observations: [] }] },
+            'write',
+          ]),
+          answerTurn('{{result:echo}} {{result:sum}}'),
+        ],
+      },
+    }),
+  );
+  expect(out.result.answer).toMatch(/^Echo: local .*5/);
+  // echo and get-sum say readOnlyHint and idempotentHint; create_entities neither.
+  expect(localActivityTypes(out.history)).toEqual(['mcp:everything/echo', 'mcp:everything/get-sum']);
+  expect(out.scheduled.filter((t) => t.startsWith('mcp:'))).toEqual(['mcp:memory/create_entities']);
 }, 120_000);

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Logger } from '@temporalio/worker';
-import { AGENT_WORKFLOW_TYPE } from '../../shared/agent';
+import { AGENT_WORKFLOW_TYPE, stateQuery } from '../../shared/agent';
 import { AgentStatusKey } from '../../shared/search-attributes';
 import type { AgentMetrics } from './metrics';
 
@@ -14,6 +14,32 @@ export function waitingForApprovalQuery(taskQueue: string): string {
     `WorkflowType = '${AGENT_WORKFLOW_TYPE}' AND ExecutionStatus = 'Running' AND ` +
     `TaskQueue = '${queue}' AND ${AgentStatusKey.name} = 'waiting_for_approval'`
   );
+}
+
+/** Waiting runs read for the oldest wait, at most: a bound on each refresh's queries. */
+export const OLDEST_WAIT_RUNS = 50;
+
+/**
+ * How long the oldest call waits, in seconds: the `requestedAt` of each waiting run's approvals
+ * (their `state` query), over the first {@link OLDEST_WAIT_RUNS} runs visibility lists, oldest
+ * start first (a run that started earlier tends to wait longer). A run that answers no query
+ * (finished meanwhile, or no worker) is skipped.
+ */
+export async function oldestWaitSeconds(client: Client, query: string, now = Date.now()): Promise<number> {
+  let oldest = now;
+  let seen = 0;
+  for await (const wf of client.workflow.list({ query, pageSize: OLDEST_WAIT_RUNS })) {
+    if (++seen > OLDEST_WAIT_RUNS) break;
+    const state = await client.workflow
+      .getHandle(wf.workflowId)
+      .query(stateQuery)
+      .catch(() => undefined);
+    for (const a of state?.approvals ?? []) {
+      const at = a.requestedAt ? Date.parse(a.requestedAt) : NaN;
+      if (Number.isFinite(at) && at < oldest) oldest = at;
+    }
+  }
+  return Math.max(0, (now - oldest) / 1000);
 }
 
 /**
@@ -38,6 +64,7 @@ export function watchRunsWaitingForApproval(opts: {
     try {
       const { count } = await opts.client.workflow.count(query);
       opts.metrics.runsWaitingForApproval(count);
+      opts.metrics.oldestApprovalWait(count ? await oldestWaitSeconds(opts.client, query) : 0);
       warned = false;
     } catch (err) {
       if (!warned) {

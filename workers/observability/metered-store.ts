@@ -16,9 +16,9 @@ export class MeteredContentStore implements ContentStore {
     return this.inner.where;
   }
 
-  async put(value: unknown): Promise<ContentRef> {
+  async put(value: unknown, claimant?: string): Promise<ContentRef> {
     try {
-      const ref = await this.inner.put(value);
+      const ref = await this.inner.put(value, claimant);
       this.metrics.contentStore('put', 'ok', Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8'));
       return ref;
     } catch (err) {

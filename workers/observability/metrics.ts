@@ -59,7 +59,10 @@ export class AgentMetrics {
   private readonly toolErrors: MetricCounter;
   private readonly storeOperations: MetricCounter;
   private readonly storePutBytes: MetricCounter;
+  private readonly storeBytes: MetricGauge;
+  private readonly storeRemovedBytes: MetricCounter;
   private readonly waiting: MetricGauge;
+  private readonly oldestWait: MetricGauge;
 
   constructor(meter: MetricMeter) {
     this.modelCalls = meter.createCounter(METRIC.modelCalls, undefined, 'Model call attempts, by outcome');
@@ -102,11 +105,28 @@ export class AgentMetrics {
       'By',
       'JSON bytes handed to the content store (a value already stored is counted again)',
     );
+    this.storeBytes = meter.createGauge(
+      METRIC.contentStoreBytes,
+      'int',
+      'By',
+      'Bytes the content store holds, as the last garbage collection on this worker left it',
+    );
+    this.storeRemovedBytes = meter.createCounter(
+      METRIC.contentStoreRemovedBytes,
+      'By',
+      'Bytes garbage collections on this worker removed from the content store',
+    );
     this.waiting = meter.createGauge(
       METRIC.runsWaitingForApproval,
       'int',
       undefined,
       "Running agent runs of the worker's task queue waiting for approval (from Temporal's visibility)",
+    );
+    this.oldestWait = meter.createGauge(
+      METRIC.oldestApprovalWait,
+      'float',
+      's',
+      "How long the oldest call of the worker's task queue has waited for approval (0 when none waits)",
     );
   }
 
@@ -141,8 +161,19 @@ export class AgentMetrics {
     if (bytes) this.storePutBytes.add(bytes);
   }
 
+  /** A garbage collection finished: what it removed and what the store holds now (a dry run removes nothing). */
+  contentCollected(removedBytes: number, storeBytes: number): void {
+    if (removedBytes > 0) this.storeRemovedBytes.add(removedBytes);
+    this.storeBytes.set(storeBytes);
+  }
+
   /** How many runs of the worker's task queue wait for approval now. */
   runsWaitingForApproval(count: number): void {
     this.waiting.set(count);
+  }
+
+  /** How long the oldest waiting call has waited, in seconds (0 when none waits). */
+  oldestApprovalWait(seconds: number): void {
+    this.oldestWait.set(seconds);
   }
 }

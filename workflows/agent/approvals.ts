@@ -13,6 +13,7 @@ import type { CarriedCall } from './carried-state';
 import type { ApprovalPolicy } from '../../shared/approvals';
 import { summarizeArgs } from '../../shared/approvals';
 import { APPROVAL_NOTICE_BOUNDS, approvalNoticeDetail, cut } from '../../shared/approval-notice';
+import type { ParentLink } from '../../shared/agent/sub-agents';
 import { NotificationPriority } from '../../shared/notifications/schema';
 import type { ValidNotificationInput } from '../../shared/notifications/schema';
 import type { ToolDefinition } from '../../shared/tools/define';
@@ -165,6 +166,7 @@ export class ApprovalGate {
       reason,
       step: pending.step,
       deadline: new Date(approval.deadline).toISOString(),
+      requestedAt: new Date(approval.deadline - timeoutMs).toISOString(),
     };
     const wait: ApprovalWait = { decision: approval.decision ?? null, tool: def, view };
     pending.state = 'awaiting_approval';
@@ -179,7 +181,7 @@ export class ApprovalGate {
         args: pending.args,
         ...(asks ? { text: reason } : {}),
       });
-      if (asks) await this.host.raise(requestNotification(view));
+      if (asks) await this.host.raise(requestNotification(view, true, this.host.input.parent));
     }
     try {
       const remaining = approval.deadline - Date.now();
@@ -209,7 +211,7 @@ export class ApprovalGate {
         await this.host.raise(
           asks
             ? {
-                ...requestNotification(view, false),
+                ...requestNotification(view, false, this.host.input.parent),
                 title: `${stopped ? 'Not asked any more' : 'Approval timed out'}: ${cut(pending.name, APPROVAL_NOTICE_BOUNDS.toolChars)}`,
                 message: `${msg} Asked: ${view.summary}`,
               }
@@ -243,7 +245,7 @@ export class ApprovalGate {
         });
         if (asks) {
           await this.host.raise({
-            ...requestNotification(view, false),
+            ...requestNotification(view, false, this.host.input.parent),
             type: d.approve ? 'info' : 'warning',
             priority: NotificationPriority.NORMAL,
             title: `${d.approve ? 'Approved' : 'Rejected'}: ${cut(pending.name, APPROVAL_NOTICE_BOUNDS.toolChars)}`,
@@ -283,14 +285,20 @@ function approvalNotificationId(toolCallId: string): string {
  * how to answer (shared/approval-notice.ts). The notices that say how it ended reuse it with
  * `waiting` false, so the item keeps its run and arguments but no longer offers to answer.
  */
-function requestNotification(view: PendingApproval, waiting = true): ValidNotificationInput {
+function requestNotification(
+  view: PendingApproval,
+  waiting: boolean,
+  parent: ParentLink | undefined,
+): ValidNotificationInput {
   const tool = cut(view.tool, APPROVAL_NOTICE_BOUNDS.toolChars);
+  // A sub-agent's request names the run that started it, so the user knows which job asks.
+  const of = parent ? ` (sub-agent ${cut(parent.agent, 64)} of run ${cut(parent.workflowId, 256)})` : '';
   return {
     id: approvalNotificationId(view.toolCallId),
     type: 'warning',
     priority: NotificationPriority.HIGH,
     title: `Approval needed: ${tool}`,
-    message: `${tool} waits for your decision until ${view.deadline} (${cut(view.reason, APPROVAL_NOTICE_BOUNDS.reasonChars)}). Asked: ${view.summary}`,
+    message: `${tool} waits for your decision until ${view.deadline}${of} (${cut(view.reason, APPROVAL_NOTICE_BOUNDS.reasonChars)}). Asked: ${view.summary}`,
     detail: approvalNoticeDetail({
       run: workflowInfo().workflowId,
       toolCallId: view.toolCallId,
@@ -298,6 +306,7 @@ function requestNotification(view: PendingApproval, waiting = true): ValidNotifi
       args: view.args,
       deadline: view.deadline,
       waiting,
+      ...(parent ? { parent: { run: parent.workflowId, agent: parent.agent } } : {}),
     }),
     display_time: 30,
     group: 'approvals',

@@ -5,6 +5,7 @@ import type { ContentRef } from '../../shared/content';
 import type { McpCatalog } from '../../shared/tools/mcp';
 import type { AgentEvent } from '../../shared/api-shapes';
 import type { ApprovalDecision, RunDefaults, RunUsage, TranscriptEntry } from '../../shared/agent';
+import type { CarriedSubAgents } from './sub-agents';
 
 /** The conversation as a run carries it: a reference to what is stored, plus what is new since. */
 export interface CarriedConversation {
@@ -69,6 +70,10 @@ export interface CarriedState {
   defaults?: RunDefaults;
   /** The MCP tools discovery found (absent: discovered again). */
   mcp?: McpCatalog;
+  /** Repair turns an output schema has taken (runs with `output` only). */
+  outputRepairs?: number;
+  /** Sub-agents: steps finished children took, and the newest finished ones (runs with `agents` only). */
+  agents?: CarriedSubAgents;
 }
 
 /** Budget state carried across continue-as-new. */

@@ -90,7 +90,11 @@ export class McpToolbox {
     try {
       catalog = await mcpDiscover({
         refs: this.refs,
-        reserved: this.host.input.tools.filter((t) => !isMcpRef(t)),
+        // Names the model already calls: built-in tools and sub-agents.
+        reserved: [
+          ...this.host.input.tools.filter((t) => !isMcpRef(t)),
+          ...Object.keys(this.host.input.agents ?? {}),
+        ],
       });
     } catch (err) {
       const cause = err instanceof ActivityFailure ? err.cause : undefined;

@@ -21,6 +21,8 @@ export interface RunLimitHost {
   /** The step the run is at. */
   step(): number;
   usage(): CarriedState['usage'];
+  /** Cost of work the run's own cost does not hold yet (running sub-agents), in US dollars. */
+  extraCostUsd?(): number;
   emit(e: Omit<AgentEvent, 'seq' | 'at' | 'step'>): void;
   /** A notification the run raises itself (also to the user's inbox). */
   raise(notification: ValidNotificationInput): Promise<void>;
@@ -70,13 +72,30 @@ export class RunLimitEnforcer {
     if (p.maxInputTokens !== undefined) use.max_input_tokens = { used: u.inputTokens, max: p.maxInputTokens };
     if (p.maxOutputTokens !== undefined)
       use.max_output_tokens = { used: u.outputTokens, max: p.maxOutputTokens };
-    if (p.maxCostUsd !== undefined) use.max_cost = { used: this.state.costUsd, max: p.maxCostUsd };
+    if (p.maxCostUsd !== undefined) use.max_cost = { used: this.costUsd(), max: p.maxCostUsd };
     if (p.maxWallClock !== undefined) {
       use.max_wall_clock = this.wallClockOver
         ? { ...this.wallClock(), used: this.wallClock().max }
         : this.wallClock();
     }
     return use;
+  }
+
+  /** Cost so far: the run's own and its finished sub-agents', and what running ones spent. */
+  costUsd(): number {
+    return this.state.costUsd + (this.host.extraCostUsd?.() ?? 0);
+  }
+
+  /** Adds cost spent elsewhere (a finished sub-agent's) to the run's. */
+  addSpent(costUsd: number): void {
+    if (costUsd > 0) this.state = { ...this.state, costUsd: this.state.costUsd + costUsd };
+  }
+
+  /** Wall-clock time left, in ms, when the run has that budget. */
+  wallClockLeft(): number | undefined {
+    if (this.host.input.policy.maxWallClock === undefined) return undefined;
+    const { used, max } = this.wallClock();
+    return this.wallClockOver ? 0 : Math.max(0, max - used);
   }
 
   /** The text approval waits end with once the wall clock ran out, else null. */

@@ -15,6 +15,7 @@ import type { McpToolbox } from './mcp';
 import type { McpToolSpec } from '../../shared/tools/mcp';
 import { mcpToolId } from '../../shared/tools/mcp';
 import { clip } from './events';
+import type { SubAgents } from './sub-agents';
 
 /** A tool message of the conversation. */
 export type ToolMessage = Extract<ConversationMessage, { role: 'tool' }>;
@@ -35,6 +36,8 @@ export interface ToolHost extends ApprovalHost {
   readonly localTools: boolean;
   /** The run's MCP tools. */
   readonly mcp: McpToolbox;
+  /** The run's sub-agents. */
+  readonly agents: SubAgents;
 }
 
 /**
@@ -103,6 +106,11 @@ export class ToolRunner {
    * the run must continue as new first (the turn then holds what is done and decided).
    */
   async runTurn(turn: CarriedTurn): Promise<boolean> {
+    if (this.host.agents.enabled) {
+      this.host.agents.expect(
+        turn.calls.filter((c) => !c.result && this.host.agents.has(c.call.name)).length,
+      );
+    }
     await Promise.all(turn.calls.filter((c) => !c.result).map((c) => this.runCall(turn.step, c)));
     return turn.calls.every((c) => c.result);
   }
@@ -134,15 +142,22 @@ export class ToolRunner {
     };
 
     const mcp = this.host.mcp.find(call.name);
-    const enabled = this.host.mcp.enabled
+    const agents = this.host.agents;
+    const agent = !mcp && agents.has(call.name);
+    let enabled = this.host.mcp.enabled
       ? [...this.host.input.tools.filter((t) => findTool(t)), ...this.host.mcp.names()]
       : this.host.input.tools;
-    const def = mcp ? this.host.mcp.definition(mcp) : findTool(call.name);
+    if (agents.enabled) enabled = [...enabled, ...agents.names()];
+    const def = mcp
+      ? this.host.mcp.definition(mcp)
+      : agent
+        ? agents.definition(call.name)
+        : findTool(call.name);
     if (!def) {
       reject(`No such tool "${call.name}". Available tools: ${enabled.join(', ') || '(none)'}.`);
       return;
     }
-    if (!mcp && !enabled.includes(call.name)) {
+    if (!mcp && !agent && !enabled.includes(call.name)) {
       reject(
         `Tool "${call.name}" is not enabled for this run. Enabled tools: ${enabled.join(', ') || '(none)'}.`,
       );
@@ -234,6 +249,7 @@ export class ToolRunner {
     // The framework emits "tool started" for every call, with its id and arguments.
     this.host.emit({ kind: 'tool_started', toolCallId, tool: name, args });
     const started = Date.now();
+    if (def.category === 'agent') return this.runSubAgent(step, pending, started);
     try {
       const notifyUser = this.host.input.notify?.user;
       const activity = mcp
@@ -287,6 +303,29 @@ export class ToolRunner {
       });
       return [`${msg}. Try different arguments or another approach.`, true];
     }
+  }
+
+  /** Runs a sub-agent call as a child workflow (SubAgents); its answer or failure is the call's result. */
+  private async runSubAgent(
+    step: number,
+    pending: PendingToolCall,
+    started: number,
+  ): Promise<[ToolMessageContent, boolean]> {
+    const { toolCallId, name, args } = pending;
+    const outcome = await this.host.agents.run(name, toolCallId, args);
+    this.host.countToolCall();
+    if (outcome.isError) this.host.setLastError(outcome.content);
+    if (outcome.untrusted && this.host.approvalPolicy() !== null && !this.host.untrusted())
+      this.host.markUntrusted(`${name} sub-agent at step ${step} (${outcome.untrusted})`);
+    this.host.emit({
+      kind: 'tool_finished',
+      toolCallId,
+      tool: name,
+      text: outcome.content,
+      isError: outcome.isError,
+      durationMs: Date.now() - started,
+    });
+    return [outcome.content, outcome.isError];
   }
 
   /** Waits for the previous notification of the run to be delivered; returns the release for this one. */

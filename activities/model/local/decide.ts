@@ -11,8 +11,9 @@ import type { ModelToolSpec } from '../../../shared/model';
 import type { LocalToolCard } from '../../../prompts/local-model';
 import { calibratedChoice, nameLogProbs, namePriors } from './choose';
 import type { Decision } from './decision';
-import { decisionSchema, parseDecision } from './decision';
+import { decisionSchema, parseDecision, toGrammarSchema } from './decision';
 import { buildChat } from './prompt';
+import { ANSWER_TOOL } from '../../../prompts/local-model';
 import type { LoadedLocalModel } from './runtime';
 
 /** Seed of the sampler. Greedy decoding ignores it; it is fixed so nothing can vary between runs. */
@@ -27,7 +28,15 @@ export interface DecideInput {
   tools: ModelToolSpec[];
   cards: Readonly<Record<string, LocalToolCard>>;
   maxTokens: number;
+  /** The run's output schema: the answer is generated under its grammar. */
+  output?: Record<string, unknown>;
   signal?: AbortSignal;
+  /**
+   * Called with each piece of a plain-text answer as it is generated (live tokens): the answer's text,
+   * unescaped, never the decision's JSON. Tool calls and structured answers give none. The returned
+   * answer may still differ from the pieces' concatenation where a repeating loop was cut off.
+   */
+  onAnswerText?: (text: string) => void;
 }
 
 /** A decision and what it cost. */
@@ -173,13 +182,19 @@ export async function decide(
       : input.tools
     : notYetAnswered(input.messages, input.tools);
   const grammar = await loaded.grammar(
-    decisionSchema(offered, input.cards, !firstDecision && !mendsRefusal(input.messages)),
+    decisionSchema(
+      offered,
+      input.cards,
+      !firstDecision && !mendsRefusal(input.messages),
+      input.output ? toGrammarSchema(input.output) : undefined,
+    ),
   );
   const { sequence } = chat;
   const meter = sequence.tokenMeter.getState();
   // Greedy decoding can fall into a loop ("The answer is 437. The answer is 437. …"): stop it there.
   const looping = new AbortController();
   let written = '';
+  const answerText = input.onAnswerText && !input.output ? answerTextStream() : undefined;
   const result = await chat.generateResponse(history, {
     grammar,
     maxTokens: input.maxTokens,
@@ -189,14 +204,117 @@ export async function decide(
     stopOnAbortSignal: true,
     onTextChunk: (chunk) => {
       written += chunk;
+      const piece = answerText?.push(chunk);
+      if (piece) {
+        try {
+          input.onAnswerText?.(piece);
+        } catch {
+          // A watcher's failure is its own: it must not fail the decision.
+        }
+      }
       if (repeatsItself(written)) looping.abort();
     },
   });
   input.signal?.throwIfAborted();
   const outputTokens = sequence.tokenMeter.diff(meter).usedOutputTokens;
-  const decision = parseDecision(result.response);
+  const decision = parseDecision(result.response, input.output !== undefined);
   return {
-    decision: decision.kind === 'answer' ? { ...decision, text: withoutRepeats(decision.text) } : decision,
+    // A structured answer is JSON, not sentences: it is kept as written.
+    decision:
+      decision.kind === 'answer' && !input.output
+        ? { ...decision, text: withoutRepeats(decision.text) }
+        : decision,
     usage: { inputTokens: Math.max(0, sequence.nextTokenIndex - outputTokens), outputTokens },
+  };
+}
+
+/** How an answer decision opens, up to the first character of its text (whitespace tolerated). */
+const ANSWER_OPENING = new RegExp(
+  String.raw`^\s*\{\s*"tool"\s*:\s*"${ANSWER_TOOL}"\s*,\s*"arguments"\s*:\s*\{\s*"text"\s*:\s*"`,
+);
+/** Longer than any opening: text that has not matched by then is not an answer. */
+const OPENING_LIMIT = 256;
+
+/** Reads a decision's JSON piece by piece, for the answer text it holds. */
+export interface AnswerTextStream {
+  /** Takes the next piece of the decision's JSON and returns the answer text it completes ('' for none). */
+  push(chunk: string): string;
+}
+
+/**
+ * The answer text of a decision (`{"tool":"answer","arguments":{"text":"…"}}`) as it is generated:
+ * each piece of JSON in, the text it adds out, with escapes decoded. A piece that ends inside an
+ * escape (`\`, `\u00`) or between the two halves of a surrogate pair holds that part back for the
+ * next, so every piece is whole text. A decision that is a tool call gives nothing; nor does anything
+ * after the text's closing quote.
+ */
+export function answerTextStream(): AnswerTextStream {
+  let state: 'opening' | 'text' | 'done' = 'opening';
+  let buffer = '';
+  const ESCAPES: Record<string, string> = {
+    '"': '"',
+    '\\': '\\',
+    '/': '/',
+    b: '\b',
+    f: '\f',
+    n: '\n',
+    r: '\r',
+    t: '\t',
+  };
+  return {
+    push(chunk) {
+      if (state === 'done') return '';
+      buffer += chunk;
+      if (state === 'opening') {
+        const match = ANSWER_OPENING.exec(buffer);
+        if (!match) {
+          const tool = /"tool"\s*:\s*"([^"]*)("?)/.exec(buffer);
+          const notAnswer =
+            tool !== null &&
+            (!ANSWER_TOOL.startsWith(tool[1] ?? '') || (tool[2] === '"' && tool[1] !== ANSWER_TOOL));
+          if (buffer.length > OPENING_LIMIT || notAnswer) {
+            state = 'done';
+            buffer = '';
+          }
+          return '';
+        }
+        state = 'text';
+        buffer = buffer.slice(match[0].length);
+      }
+      let out = '';
+      let i = 0;
+      while (i < buffer.length) {
+        const c = buffer[i] as string;
+        if (c === '"') {
+          state = 'done';
+          i = buffer.length;
+          break;
+        }
+        if (c !== '\\') {
+          out += c;
+          i++;
+          continue;
+        }
+        const next = buffer[i + 1];
+        if (next === undefined) break;
+        if (next === 'u') {
+          const hex = buffer.slice(i + 2, i + 6);
+          if (hex.length < 4) break;
+          out += String.fromCharCode(parseInt(hex, 16));
+          i += 6;
+        } else {
+          out += ESCAPES[next] ?? next;
+          i += 2;
+        }
+      }
+      buffer = state === 'done' ? '' : buffer.slice(i);
+      // A high surrogate waits for its low half.
+      const last = out.charCodeAt(out.length - 1);
+      if (state !== 'done' && last >= 0xd800 && last <= 0xdbff) {
+        buffer = out.slice(-1) + buffer;
+        out = out.slice(0, -1);
+      }
+      return out;
+    },
   };
 }

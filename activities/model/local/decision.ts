@@ -133,11 +133,16 @@ export function argumentsSchema(tool: ModelToolSpec, card: LocalToolCard | undef
   };
 }
 
-/** The schema of one decision: a call of one of `tools`, or the answer. */
+/**
+ * The schema of one decision: a call of one of `tools`, or the answer. With an output schema (the
+ * run's `output`, through `toGrammarSchema`) the answer's arguments are the structured answer
+ * itself instead of `{ text }`.
+ */
 export function decisionSchema(
   tools: ModelToolSpec[],
   cards: Readonly<Record<string, LocalToolCard>>,
   canAnswer = true,
+  output?: GrammarSchema,
 ): GrammarSchema {
   const call = (name: string, args: GrammarSchema): GrammarSchema => ({
     type: 'object',
@@ -150,12 +155,15 @@ export function decisionSchema(
       ...tools.map((t) => call(t.name, argumentsSchema(t, cards[t.name]))),
       ...(canAnswer || tools.length === 0
         ? [
-            call(ANSWER_TOOL, {
-              type: 'object',
-              properties: { text: { type: 'string', minLength: 1, maxLength: ANSWER_TEXT_LIMIT } },
-              required: ['text'],
-              additionalProperties: false,
-            }),
+            call(
+              ANSWER_TOOL,
+              output ?? {
+                type: 'object',
+                properties: { text: { type: 'string', minLength: 1, maxLength: ANSWER_TEXT_LIMIT } },
+                required: ['text'],
+                additionalProperties: false,
+              },
+            ),
           ]
         : []),
     ],
@@ -169,21 +177,27 @@ export type Decision =
 
 const CUT_ANSWER = /^\{"tool":"answer","arguments":\{"text":"((?:[^"\\]|\\.)*)/;
 const CUT_CALL = /^\{"tool":"([a-z][a-z0-9_]*)","arguments":(.*)$/s;
+const CUT_STRUCTURED = /^\{"tool":"answer","arguments":(.*)$/s;
 
 /**
  * Reads the model's JSON. The grammar guarantees the shape, so the one way it can fail is the token
  * budget running out mid-object. Then what was written is kept: an answer as far as it got, a call
  * with its unfinished arguments as raw text, which the workflow refuses with a message the model can
- * act on, as it does for any invalid arguments.
+ * act on, as it does for any invalid arguments. A `structured` answer (the run has an output schema)
+ * is its arguments as JSON text; cut, the unfinished JSON, which the workflow's validation refuses.
  */
-export function parseDecision(text: string): Decision {
+export function parseDecision(text: string, structured = false): Decision {
   try {
     const value = JSON.parse(text) as { tool: string; arguments: Record<string, unknown> };
+    if (value.tool === ANSWER_TOOL && structured)
+      return { kind: 'answer', text: JSON.stringify(value.arguments) };
     if (value.tool === ANSWER_TOOL) {
       return { kind: 'answer', text: typeof value.arguments.text === 'string' ? value.arguments.text : '' };
     }
     return { kind: 'call', tool: value.tool, arguments: value.arguments };
   } catch {
+    const partial = structured ? CUT_STRUCTURED.exec(text) : null;
+    if (partial) return { kind: 'answer', text: partial[1] ?? '', cut: true };
     const answer = CUT_ANSWER.exec(text);
     if (answer) {
       const written = (answer[1] ?? '').replace(/\\$/, '');

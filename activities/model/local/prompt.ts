@@ -101,6 +101,74 @@ export function resultValuesText(content: string): string {
   return [...(rows.length ? body : ['no rows']), ...rest].join('\n');
 }
 
+/** The head of sql_schema's text: the connection, its dialect and the table count. */
+const SCHEMA_HEAD = /^Connection "[^"]*" \(([^)]*)\): \d+ tables?\.$/;
+/** A table's line in sql_schema's text: its name, whether a view, then its rows. */
+const SCHEMA_TABLE = /^(\S+)( \(view\))? — .*$/;
+/** A column's line: two spaces, the name, its type. */
+const SCHEMA_COLUMN = /^ {2}(\S+) (.+)$/;
+
+/**
+ * sql_schema's text as one line per table, `customers(id, name, country, …)`: the column names,
+ * which a small model must copy into its query, without the types and constraints that bury them
+ * (measured on Qwen2.5-Coder-0.5B: it queried `country_code` beside a column `country` in the full
+ * text), and without the row counts, which it gave as the answer to a count its query had made.
+ * Tables the task names, or names columns of, come first (a small model queries the first table it
+ * reads; "How many products…" went to `customers`). Foreign keys and any other line are kept; other
+ * text is left as it is.
+ */
+export function schemaText(content: string, task = ''): string {
+  const lines = content.split('\n');
+  const head = SCHEMA_HEAD.exec(lines[0] ?? '');
+  if (!head) return content;
+  const out: string[] = [`Tables (${head[1] as string}):`];
+  const tables: { name: string; columns: string[]; block: string[] }[] = [];
+  let table: { name: string; view: boolean; columns: string[]; keys: string[] } | undefined;
+  const flush = () => {
+    if (table) {
+      const line = `${table.name}(${table.columns.join(', ')})${table.view ? ' (a view)' : ''}`;
+      tables.push({ name: table.name, columns: table.columns, block: [line, ...table.keys] });
+    }
+    table = undefined;
+  };
+  for (const line of lines.slice(1)) {
+    const t = SCHEMA_TABLE.exec(line);
+    const c = SCHEMA_COLUMN.exec(line);
+    if (t) {
+      flush();
+      table = { name: t[1] as string, view: t[2] !== undefined, columns: [], keys: [] };
+    } else if (table && line.startsWith('  FOREIGN KEY ')) {
+      table.keys.push(`  ${table.name}.${line.slice('  FOREIGN KEY '.length)}`);
+    } else if (table && line.startsWith('  PRIMARY KEY ')) {
+      continue;
+    } else if (table && c) {
+      table.columns.push(c[1] as string);
+    } else if (line.trim()) {
+      flush();
+      out.push(line);
+    }
+  }
+  flush();
+  const words = taskWords(task);
+  // Its name counts twice a column's: "orders" names a table, "category" only one of its columns.
+  const score = (t: { name: string; columns: string[] }) =>
+    (words.has(stem(t.name)) ? 2 : 0) + t.columns.filter((c) => words.has(stem(c))).length;
+  const ordered = tables.map((t, i) => ({ block: t.block, i, score: score(t) }));
+  ordered.sort((a, b) => b.score - a.score || a.i - b.i);
+  return [out[0] as string, ...ordered.flatMap((t) => t.block), ...out.slice(1)].join('\n');
+}
+
+/** A word without a plural's `s`: "orders" and "order" meet. */
+function stem(word: string): string {
+  const w = word.toLowerCase();
+  return w.length > 3 && w.endsWith('s') ? w.slice(0, -1) : w;
+}
+
+/** The stems of a task's words. */
+function taskWords(task: string): Set<string> {
+  return new Set((task.match(/[a-z_]+/gi) ?? []).map(stem));
+}
+
 /** Search results a small model reads: the best ones; the others mostly mislead it. */
 export const SEARCH_RESULTS_SHOWN = 2;
 
@@ -129,10 +197,17 @@ export function searchResultsText(content: string): string {
   return passages.length ? passages.join('\n') : content;
 }
 
-/** What the model reads of a tool result: values for SQL rows, passages for searches, clipped to the budget. */
-function resultText(message: Extract<ChatMessage, { role: 'tool' }>): string {
+/**
+ * What the model reads of a tool result: values for SQL rows, a line per table for a schema,
+ * passages for searches, clipped to the budget.
+ */
+function resultText(message: Extract<ChatMessage, { role: 'tool' }>, task: string): string {
   const text =
-    message.name === 'sql_query' ? resultValuesText(message.content) : searchResultsText(message.content);
+    message.name === 'sql_query'
+      ? resultValuesText(message.content)
+      : message.name === 'sql_schema'
+        ? schemaText(message.content, task)
+        : searchResultsText(message.content);
   return clip(text, TOOL_RESULT_CHARS);
 }
 
@@ -172,6 +247,7 @@ export function buildChat(
       call(ANSWER_TOOL, { text: chain.answer }),
     );
   }
+  const task = messages.find((m) => m.role === 'user')?.content ?? '';
   let results: string[] = [];
   let refused: string | undefined;
   let next: string | undefined;
@@ -201,11 +277,12 @@ export function buildChat(
         chat.push({ type: 'model', response: [text] });
         break;
       }
-      case 'tool':
-        results.push(toolResultText(message.name, resultText(message)));
+      case 'tool': {
+        results.push(toolResultText(message.name, resultText(message, task)));
         if (message.isError) refused ??= cards[message.name]?.refused ?? AFTER_ERROR_TEXT;
-        else next = cards[message.name]?.after ?? next;
+        else next = cards[message.name]?.after?.replaceAll('{task}', task) ?? next;
         break;
+      }
     }
   }
   flushResults();

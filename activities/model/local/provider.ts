@@ -11,7 +11,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { CallModelOutput, ModelChoice } from '../../../shared/model';
 import type { LocalToolCard } from '../../../prompts/local-model';
 import { LOCAL_TOOL_CARDS } from '../../../prompts/local-model';
-import type { ModelProvider } from '../provider';
+import type { ModelDelta, ModelProvider } from '../provider';
 import { decide } from './decide';
 import type { LocalRuntimeOptions } from './runtime';
 import { LocalModelMissing, loadLocalModel } from './runtime';
@@ -93,6 +93,13 @@ export function createLocalProvider(options: LocalProviderOptions): ModelProvide
           `Check that it is a GGUF model file; \`${options.setupCommand}\` reinstalls the default one.`,
       );
     }
+    const emit = (delta: ModelDelta): void => {
+      try {
+        req.onDelta?.(delta);
+      } catch {
+        // A watcher's failure is its own: it must not fail the model call.
+      }
+    };
     const { decision, usage } = await loaded.pool.use(
       (chat) =>
         decide(loaded, chat, {
@@ -100,16 +107,32 @@ export function createLocalProvider(options: LocalProviderOptions): ModelProvide
           tools: req.tools,
           cards,
           maxTokens: req.model.maxTokens,
+          ...(req.output ? { output: req.output } : {}),
           ...(req.signal ? { signal: req.signal } : {}),
+          // Live tokens: a plain answer's text as it is written; a structured answer and a tool call
+          // are sent whole once decided (their JSON is not the answer's text).
+          ...(req.onDelta ? { onAnswerText: (text: string) => emit({ kind: 'text', text }) } : {}),
         }),
       req.signal,
     );
     if (decision.kind === 'answer') {
+      if (req.output && decision.text) emit({ kind: 'text', text: decision.text });
       return { content: decision.text, toolCalls: [], usage, finishReason: decision.cut ? 'length' : 'stop' };
+    }
+    const id = `call_${randomUUID()}`;
+    if (req.onDelta) {
+      const args = decision.arguments;
+      emit({
+        kind: 'tool_call',
+        index: 0,
+        id,
+        name: decision.tool,
+        args: typeof args === 'string' ? args : JSON.stringify(args),
+      });
     }
     return {
       content: null,
-      toolCalls: [{ id: `call_${randomUUID()}`, name: decision.tool, arguments: decision.arguments }],
+      toolCalls: [{ id, name: decision.tool, arguments: decision.arguments }],
       usage,
       finishReason: decision.cut ? 'length' : 'tool_calls',
     };

@@ -3,6 +3,12 @@
  * `kb search` with no config file runs on these without loading the validation library.
  */
 export const KNOWLEDGE_BASE_DEFAULTS = Object.freeze({
+  /** The embedded engine: a folder on this machine, no setup. */
+  engine: 'embedded',
+  /** Prefix of the `postgres` engine's table names. */
+  tablePrefix: 'durable_agent_kb',
+  /** Connections the `postgres` engine opens per process. */
+  poolSize: 4,
   /** Folder of the index, relative to the project folder. */
   dataDir: '.data/kb',
   /** Folders indexed on first use when the knowledge base is empty. */

@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { hasGenericName, isSupportedDocument, parseDocument } from './documents';
-import type { KnowledgeBase, StoredDocument } from './store';
+import type { KnowledgeBaseWriter } from './engine';
+import type { StoredDocument } from './store';
 
 /** Progress of an indexing run, reported after every batch. */
 export interface IndexProgress {
@@ -72,14 +73,14 @@ export function listDocuments(root: string): string[] {
  * deleted ones, so it doubles as "sync".
  */
 export async function indexPath(
-  kb: KnowledgeBase,
+  kb: KnowledgeBaseWriter,
   rootArg: string,
   opts: IndexOptions,
 ): Promise<IndexReport> {
   const root = path.resolve(rootArg);
   const files = listDocuments(root);
   const base = fs.statSync(root).isFile() ? path.dirname(root) : root;
-  const known = await kb.documentHashes();
+  const known = await kb.documentHashes(root);
   const progress: IndexProgress = {
     root,
     totalFiles: files.length,
@@ -104,7 +105,7 @@ export async function indexPath(
 }
 
 async function indexFiles(
-  kb: KnowledgeBase,
+  kb: KnowledgeBaseWriter,
   files: readonly string[],
   base: string,
   known: ReadonlyMap<string, string>,
@@ -162,7 +163,7 @@ function packageName(dir: string): string | undefined {
  * an installed package may ship without the examples.
  */
 export async function seedIfEmpty(
-  kb: KnowledgeBase,
+  kb: KnowledgeBaseWriter,
   seedRoots: readonly string[],
   index: (root: string) => Promise<unknown>,
 ): Promise<boolean> {

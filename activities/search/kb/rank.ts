@@ -17,13 +17,13 @@ import type { Snapshot } from './snapshot';
 import { own } from './snapshot';
 
 /** Field weights: body, heading, title, file name. Kept close so no field dominates. */
-const WEIGHTS = { body: 1, head: 1.5, title: 1.5, name: 0.75 } as const;
+export const WEIGHTS = { body: 1, head: 1.5, title: 1.5, name: 0.75 } as const;
 /** Length normalisation per field (BM25's b). Titles and names vary little; no need to normalise. */
-const B = { body: 0.75, head: 0.5, title: 0.3, name: 0.3 } as const;
+export const B = { body: 0.75, head: 0.5, title: 0.3, name: 0.3 } as const;
 /** Term-frequency saturation (BM25's k1). */
-const K1 = 1.2;
+export const K1 = 1.2;
 /** Candidates that get the proximity pass; the rest keep their BM25F score. */
-const RERANK_DEPTH = 100;
+export const RERANK_DEPTH = 100;
 /** Words apart that still count as "near" for the proximity bonus. */
 const NEAR = 6;
 /** Largest share proximity and phrases add to a score (0.5 = up to 50 % more). */
@@ -46,14 +46,26 @@ export interface WeightedQuery {
 
 /** Analyses a query and weights its terms against the snapshot. */
 export function weighQuery(snap: Snapshot, query: string): WeightedQuery {
-  const n = Math.max(1, snap.chunks.length);
   const terms = queryTerms(query);
+  return { terms, idf: idfOf(terms, snap.chunks.length, (t) => own(snap.df, t)) };
+}
+
+/**
+ * BM25's IDF of each term the index knows (`df` > 0), over `chunks` chunks. Both engines weigh
+ * terms with it, so their scores agree.
+ */
+export function idfOf(
+  terms: readonly string[],
+  chunks: number,
+  df: (term: string) => number | undefined,
+): Map<string, number> {
+  const n = Math.max(1, chunks);
   const idf = new Map<string, number>();
   for (const t of terms) {
-    const df = own(snap.df, t);
-    if (df) idf.set(t, Math.log(1 + (n - df + 0.5) / (df + 0.5)));
+    const d = df(t);
+    if (d) idf.set(t, Math.log(1 + (n - d + 0.5) / (d + 0.5)));
   }
-  return { terms, idf };
+  return idf;
 }
 
 function norm(len: number, avg: number, b: number): number {
@@ -110,14 +122,41 @@ export function rankChunks(snap: Snapshot, q: WeightedQuery, limit: number): Ran
     scored.push({ chunk: c, score, bm25: score });
   }
   scored.sort(byScore);
-  const head = scored.slice(0, Math.max(limit, RERANK_DEPTH));
-  for (const r of head) r.score = r.bm25 * (1 + PROXIMITY_WEIGHT * proximity(snap, r.chunk, q));
-  head.sort(byScore);
-  return head.slice(0, limit);
+  return rerankByProximity(
+    scored,
+    q,
+    limit,
+    (r) => {
+      const c = snap.chunks[r.chunk]!;
+      return { heading: c.h, text: c.t };
+    },
+    (a, b) => a.chunk - b.chunk,
+  );
 }
 
 function byScore(a: RankedChunk, b: RankedChunk): number {
   return b.score - a.score || a.chunk - b.chunk;
+}
+
+/**
+ * The proximity pass of the ranking, shared by both engines: `ranked` (best BM25F first) gets a
+ * bonus for the query's words standing together on its first {@link RERANK_DEPTH} entries, which
+ * are then re-sorted (ties by `order`) and cut to `limit`.
+ */
+export function rerankByProximity<T extends { score: number; bm25: number }>(
+  ranked: readonly T[],
+  q: WeightedQuery,
+  limit: number,
+  textOf: (r: T) => { heading: string; text: string },
+  order: (a: T, b: T) => number,
+): T[] {
+  const head = ranked.slice(0, Math.max(limit, RERANK_DEPTH));
+  for (const r of head) {
+    const { heading, text } = textOf(r);
+    r.score = r.bm25 * (1 + PROXIMITY_WEIGHT * proximity(heading, text, q));
+  }
+  head.sort((a, b) => b.score - a.score || order(a, b));
+  return head.slice(0, limit);
 }
 
 function firstChunks(snap: Snapshot): number[] {
@@ -129,15 +168,15 @@ function firstChunks(snap: Snapshot): number[] {
 }
 
 /**
- * How closely the query's words occur together in the chunk, from 0 to 1: the IDF share of the
- * query that appears inside one window of {@link NEAR} words (when at least two terms do), averaged
- * with the share of consecutive query-term pairs that appear as an exact phrase.
+ * How closely the query's words occur together in a chunk (its heading, then its text), from 0
+ * to 1: the IDF share of the query that appears inside one window of {@link NEAR} words (when at
+ * least two terms do), averaged with the share of consecutive query-term pairs that appear as an
+ * exact phrase.
  */
-export function proximity(snap: Snapshot, chunk: number, q: WeightedQuery): number {
+export function proximity(heading: string, text: string, q: WeightedQuery): number {
   const known = q.terms.filter((t) => q.idf.has(t));
   if (known.length < 2) return 0;
-  const c = snap.chunks[chunk]!;
-  const tokens = analyze(c.h ? `${c.h}\n${c.t}` : c.t).filter((t) => q.idf.has(t.term));
+  const tokens = analyze(heading ? `${heading}\n${text}` : text).filter((t) => q.idf.has(t.term));
   if (tokens.length < 2) return 0;
   const total = known.reduce((s, t) => s + (q.idf.get(t) ?? 0), 0);
 

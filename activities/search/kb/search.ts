@@ -35,12 +35,35 @@ export type SemanticRanking = readonly number[];
  */
 const RRF_K = 60;
 /** How deep each list is read for fusion. */
-const FUSION_DEPTH = 50;
+export const FUSION_DEPTH = 50;
+
+/**
+ * Reciprocal rank fusion of a lexical and a semantic ranking (chunk keys, best first): a chunk
+ * scores Σ 1/(60 + rank) over the lists it appears in; ties go by `order`. Also returns each
+ * chunk's rank in either list. Both engines fuse with it.
+ */
+export function fuseRankings<K>(
+  lexical: readonly K[],
+  semantic: readonly K[],
+  order: (a: K, b: K) => number,
+): { order: { key: K; score: number }[]; lexicalRank: Map<K, number>; semanticRank: Map<K, number> } {
+  const fused = new Map<K, number>();
+  const addList = (list: readonly K[]) =>
+    list.slice(0, FUSION_DEPTH).forEach((c, i) => fused.set(c, (fused.get(c) ?? 0) + 1 / (RRF_K + i + 1)));
+  addList(lexical);
+  addList(semantic);
+  return {
+    order: [...fused]
+      .map(([key, score]) => ({ key, score }))
+      .sort((a, b) => b.score - a.score || order(a.key, b.key)),
+    lexicalRank: new Map(lexical.map((c, i) => [c, i + 1])),
+    semanticRank: new Map(semantic.slice(0, FUSION_DEPTH).map((c, i) => [c, i + 1])),
+  };
+}
 
 /**
  * The best `limit` chunks for `query`. With `semantic` (chunk indexes from an embedding search),
- * the lexical and semantic lists are fused by reciprocal rank fusion: a chunk scores
- * Σ 1/(60 + rank) over the lists it appears in.
+ * the lexical and semantic lists are fused by reciprocal rank fusion (see {@link fuseRankings}).
  */
 export function searchSnapshot(
   snap: Snapshot,
@@ -50,39 +73,43 @@ export function searchSnapshot(
 ): KnowledgeBaseHit[] {
   const q = weighQuery(snap, query);
   const lexical = q.idf.size ? rankChunks(snap, q, semantic ? Math.max(limit, FUSION_DEPTH) : limit) : [];
-  const lexicalRank = new Map(lexical.map((r, i) => [r.chunk, i + 1]));
-  let order: { chunk: number; score: number }[];
-  if (semantic) {
-    const fused = new Map<number, number>();
-    const addList = (list: readonly number[]) =>
-      list.slice(0, FUSION_DEPTH).forEach((c, i) => fused.set(c, (fused.get(c) ?? 0) + 1 / (RRF_K + i + 1)));
-    addList(lexical.map((r: RankedChunk) => r.chunk));
-    addList(semantic);
-    order = [...fused]
-      .map(([chunk, score]) => ({ chunk, score }))
-      .sort((a, b) => b.score - a.score || a.chunk - b.chunk);
-  } else {
-    order = lexical;
-  }
-  const semanticRank = new Map((semantic ?? []).slice(0, FUSION_DEPTH).map((c, i) => [c, i + 1]));
+  const fusion = semantic
+    ? fuseRankings(
+        lexical.map((r: RankedChunk) => r.chunk),
+        semantic,
+        (a, b) => a - b,
+      )
+    : undefined;
+  const order = fusion?.order.map((f) => ({ chunk: f.key, score: f.score })) ?? lexical;
+  const lexicalRank = fusion?.lexicalRank ?? new Map(lexical.map((r, i) => [r.chunk, i + 1]));
   return order.slice(0, limit).map(({ chunk, score }) => {
     const c = snap.chunks[chunk]!;
     const doc = snap.docs[c.d]!;
-    const hit: KnowledgeBaseHit = {
-      path: doc.path,
-      filename: doc.filename,
-      title: doc.title,
-      heading: c.h,
-      chunkNo: c.n,
-      text: c.t,
-      score,
-      snippet: bestSnippet(c.t, q.idf),
-      ranking: semantic ? 'hybrid' : 'lexical',
-    };
-    const lr = lexicalRank.get(chunk);
-    const sr = semanticRank.get(chunk);
-    if (lr !== undefined) hit.lexicalRank = lr;
-    if (sr !== undefined) hit.semanticRank = sr;
-    return hit;
+    return withRanks(
+      {
+        path: doc.path,
+        filename: doc.filename,
+        title: doc.title,
+        heading: c.h,
+        chunkNo: c.n,
+        text: c.t,
+        score,
+        snippet: bestSnippet(c.t, q.idf),
+        ranking: semantic ? 'hybrid' : 'lexical',
+      },
+      lexicalRank.get(chunk),
+      fusion?.semanticRank.get(chunk),
+    );
   });
+}
+
+/** A hit with its ranks in the lexical and semantic lists, where it had one. */
+export function withRanks(
+  hit: KnowledgeBaseHit,
+  lexicalRank: number | undefined,
+  semanticRank: number | undefined,
+): KnowledgeBaseHit {
+  if (lexicalRank !== undefined) hit.lexicalRank = lexicalRank;
+  if (semanticRank !== undefined) hit.semanticRank = semanticRank;
+  return hit;
 }

@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Chunk } from './documents';
+import type { KnowledgeBaseStats, KnowledgeBaseWriter } from './engine';
 import { acquireLock } from './lock';
 import type { HeldLock } from './lock';
 import type { DocumentRecord, Snapshot } from './snapshot';
@@ -30,12 +31,6 @@ export interface StoredDocument {
   hash: string;
   title: string;
   chunks: Chunk[];
-}
-
-/** Size of the index. */
-export interface KnowledgeBaseStats {
-  documents: number;
-  chunks: number;
 }
 
 interface Manifest {
@@ -74,7 +69,7 @@ function olderFormatError(dir: string): Error {
  * The writable knowledge base. Holds the folder's lock until {@link close}; use
  * {@link KnowledgeBase.open} (or the shared handle in `pool.ts`).
  */
-export class KnowledgeBase {
+export class KnowledgeBase implements KnowledgeBaseWriter {
   private constructor(
     private manifest: Manifest,
     private readonly lock: HeldLock,
@@ -118,9 +113,14 @@ export class KnowledgeBase {
     return { documents: docs.length, chunks: docs.reduce((n, d) => n + d.chunks, 0) };
   }
 
-  /** Hashes of the stored documents, by absolute path, for skipping unchanged files. */
-  async documentHashes(): Promise<Map<string, string>> {
-    return new Map(Object.entries(this.manifest.docs).map(([p, d]) => [p, d.hash]));
+  /** Hashes of the stored documents under `root`, by absolute path, for skipping unchanged files. */
+  async documentHashes(root: string): Promise<Map<string, string>> {
+    const under = new Set(await this.documentsUnder(root));
+    return new Map(
+      Object.entries(this.manifest.docs)
+        .filter(([p]) => under.has(p))
+        .map(([p, d]) => [p, d.hash]),
+    );
   }
 
   /**

@@ -1,0 +1,185 @@
+/**
+ * Follows a run's live tokens on its channel (activities/streaming): what a late joiner sees first
+ * (the newest call's answer so far, in one event), or what a watcher resuming after a frame missed,
+ * then every new frame as it arrives. Frames of a newer attempt of a call replace the older
+ * attempt's text; `formatLive` turns them into terminal output.
+ */
+import type { PartialAnswer, StreamChannel, StreamCursor, StreamFrame } from '../activities/streaming';
+import { frameId, parseFrameId, partialAnswer } from '../activities/streaming';
+
+/** What a follower hands on: the answer so far (a late joiner's first event), or one frame. */
+export type LiveEvent =
+  { type: 'partial'; id: string; answer: PartialAnswer } | { type: 'frame'; id: string; frame: StreamFrame };
+
+/** A running follower. */
+export interface LiveFollower {
+  stop(): void;
+  /** Resolves once the frames kept so far were read (what comes after arrives as frames). */
+  ready: Promise<void>;
+}
+
+/**
+ * Reads the run's frames kept so far, hands on the start (`after`: the frames after that frame id;
+ * else the newest call's answer so far when it has not ended), then each new frame. `onEvent` is
+ * awaited, one event at a time.
+ */
+export function followLiveTokens(
+  channel: StreamChannel,
+  run: string,
+  opts: {
+    after?: string | null;
+    onEvent: (e: LiveEvent) => void | Promise<void>;
+    onError?: (err: Error) => void;
+  },
+): LiveFollower {
+  let cursor: StreamCursor | undefined;
+  let stopped = false;
+  let reading: Promise<void> | null = null;
+  let again = false;
+  let started = false;
+
+  const emit = async (frames: StreamFrame[]) => {
+    for (const frame of frames) {
+      if (stopped) return;
+      await opts.onEvent({ type: 'frame', id: frameId(frame), frame });
+    }
+  };
+
+  const first = async (frames: StreamFrame[]) => {
+    const after = opts.after ? parseFrameId(opts.after) : null;
+    if (after) {
+      const i = frames.findIndex(
+        (f) => f.call === after.call && f.attempt === after.attempt && f.seq === after.seq,
+      );
+      if (i >= 0) return emit(frames.slice(i + 1));
+      // The frame is no longer kept: the answer so far stands in for what was missed.
+    }
+    const p = partialAnswer(frames);
+    if (p && !p.ended && !stopped) await opts.onEvent({ type: 'partial', id: frameId(p), answer: p });
+  };
+
+  const read = (): Promise<void> => {
+    if (reading) {
+      again = true;
+      return reading;
+    }
+    reading = (async () => {
+      do {
+        again = false;
+        const r = await channel.read(run, cursor);
+        cursor = r.cursor;
+        if (!started) {
+          started = true;
+          await first(r.frames);
+        } else {
+          await emit(r.frames);
+        }
+      } while (again && !stopped);
+    })()
+      .catch((err: unknown) => opts.onError?.(err as Error))
+      .finally(() => {
+        reading = null;
+      });
+    return reading;
+  };
+
+  const unwatch = channel.watch(run, () => void read());
+  const ready = read();
+  return {
+    ready,
+    stop() {
+      stopped = true;
+      unwatch();
+    },
+  };
+}
+
+/**
+ * Terminal output of live tokens: the text of each call as it comes, under a `[step N]` head, and
+ * each tool call the model writes as `→ <tool> <arguments so far>` on a line of its own; a newer
+ * attempt of the same call starts over on a new line saying so. Other lines (the run's events)
+ * wait while a line is being typed and follow it, so neither cuts the other; a line held longer
+ * than {@link HOLD_MS} (an end frame that never came) breaks the typing.
+ */
+export function liveTokenPrinter(write: (text: string) => void): {
+  onEvent: (e: LiveEvent) => void;
+  /** Prints a whole line (an event's), after the line being typed. */
+  line: (text: string) => void;
+  /** Ends a line being typed and prints what waited for it. */
+  flush: () => void;
+  /** Whether any of this step's answer was typed (its answer need not be printed again). */
+  typed: (step: number) => boolean;
+} {
+  let current: { call: string; attempt: number } | null = null;
+  let open = false;
+  /** What the open line types: the answer's text, or the arguments of the tool call at this index. */
+  let typing: 'text' | number | null = null;
+  const typedSteps = new Set<number>();
+  const held: string[] = [];
+  let holdTimer: ReturnType<typeof setTimeout> | undefined;
+  const flush = () => {
+    if (holdTimer) clearTimeout(holdTimer);
+    holdTimer = undefined;
+    if (open) write('\n');
+    open = false;
+    typing = null;
+    for (const l of held.splice(0)) write(`${l}\n`);
+  };
+  type Tag = { step: number; call: string; attempt: number };
+  const begin = (f: Tag) => {
+    if (open && current && current.call === f.call && current.attempt === f.attempt) return;
+    const retry = current?.call === f.call && current.attempt !== f.attempt;
+    const resumed = current?.call === f.call && current.attempt === f.attempt;
+    flush();
+    current = { call: f.call, attempt: f.attempt };
+    write(`[step ${f.step}] ${retry ? `(attempt ${f.attempt}, from the start) ` : resumed ? '… ' : ''}`);
+    open = true;
+  };
+  /** Types `text` as part `part` of the call's answer: a new part starts a line of its own. */
+  const type = (f: Tag, part: 'text' | number, head: string, text: string) => {
+    begin(f);
+    if (typing !== part) {
+      if (typing !== null) write(`\n[step ${f.step}] `);
+      write(head);
+      typing = part;
+    }
+    write(text);
+    typedSteps.add(f.step);
+  };
+  const toolHead = (name: string | undefined) => `→ ${name ?? 'tool'} `;
+  return {
+    flush,
+    typed: (step) => typedSteps.has(step),
+    line(text) {
+      if (!open) {
+        write(`${text}\n`);
+        return;
+      }
+      held.push(text);
+      holdTimer ??= setTimeout(flush, HOLD_MS);
+    },
+    onEvent(e) {
+      if (e.type === 'partial') {
+        const p = e.answer;
+        begin(p);
+        if (p.text) type(p, 'text', '', p.text);
+        for (const t of p.tools) type(p, t.index, toolHead(t.name), t.args);
+        return;
+      }
+      const f = e.frame;
+      if (f.kind === 'start') {
+        // A new attempt of a call that already typed: it starts over.
+        if (current?.call === f.call && current.attempt !== f.attempt) begin(f);
+        return;
+      }
+      if (f.kind === 'text' && f.text) type(f, 'text', '', f.text);
+      else if (f.kind === 'tool') type(f, f.index ?? 0, toolHead(f.name), f.text ?? '');
+      else if (f.kind === 'end' || f.kind === 'cut') {
+        if (current?.call === f.call && current.attempt === f.attempt) flush();
+      }
+    },
+  };
+}
+
+/** Longest an event line waits for the line being typed to end. */
+const HOLD_MS = 1_000;
