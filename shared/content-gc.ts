@@ -1,9 +1,9 @@
 /**
  * Content store garbage collection, as every role sees it: the GC workflow's input and report,
  * how a claim names its workflow, and the schedule's name and defaults. The collector itself is
- * activities/content/gc.ts; docs/content-retention.md explains the rules.
+ * activities/content/gc.ts; docs/content-retention.md explains the rules. No zod here: the CLI's
+ * `content` commands import this at start-up (the input's schema is shared/content-gc-schema.ts).
  */
-import { z } from 'zod';
 import type { ContentRef } from './content';
 
 /** The GC workflow's type name (a schedule's action names it). */
@@ -29,15 +29,6 @@ export interface ContentGcInput {
   /** Also remove unclaimed values stored before claims were recorded (an upgraded store). */
   includeLegacy?: boolean;
 }
-
-/** {@link ContentGcInput} as the workflow and the activity check it. */
-export const ContentGcInputSchema = z
-  .object({
-    dryRun: z.boolean().optional(),
-    graceMs: z.number().int().min(0).optional(),
-    includeLegacy: z.boolean().optional(),
-  })
-  .strict();
 
 /** Error types a collection fails with for good (retrying cannot help). */
 export const CONTENT_GC_ERRORS = ['InvalidGcInput', 'NoNamespace', 'NotCollectable'] as const;

@@ -7,7 +7,8 @@ import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type { ContentGcActivities } from '../activities/types';
 import type { ContentGcInput, ContentGcReport } from '../shared/content-gc';
-import { CONTENT_GC_ERRORS, ContentGcInputSchema } from '../shared/content-gc';
+import { CONTENT_GC_ERRORS } from '../shared/content-gc';
+import { ContentGcInputSchema } from '../shared/content-gc-schema';
 
 /** A collection reads the whole store at worst: long, heartbeating, retried a few times. */
 const CONTENT_GC_ACTIVITY_OPTIONS = {

@@ -10,7 +10,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { ContentRef } from '../../shared/content';
 import type { ContentGcInput, ContentGcReport } from '../../shared/content-gc';
-import { ContentGcInputSchema, parseClaimant } from '../../shared/content-gc';
+import { parseClaimant } from '../../shared/content-gc';
+import { ContentGcInputSchema } from '../../shared/content-gc-schema';
 import type { CollectableContentStore, ContentEntry } from './collectable';
 
 /** Where a workflow is: open, closed (when), or unknown to the server (never ran, or deleted). */
