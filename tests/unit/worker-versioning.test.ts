@@ -63,11 +63,14 @@ test('a versioned worker’s workflows declare their behaviour; an unversioned w
     agentWorkflow: undefined,
     inboxWorkflow: undefined,
     toolCallWorkflow: undefined,
+    contentGcWorkflow: undefined,
   });
   expect(declaredBy('../../workflows/versioned')).toEqual(WORKFLOW_VERSIONING_BEHAVIOR);
   expect(WORKFLOW_VERSIONING_BEHAVIOR).toEqual({
     agentWorkflow: 'AUTO_UPGRADE',
     inboxWorkflow: 'AUTO_UPGRADE',
     toolCallWorkflow: 'PINNED',
+    // A collection is short and runs again on its schedule: it ends on the build it started on.
+    contentGcWorkflow: 'PINNED',
   });
 });
