@@ -1,8 +1,10 @@
 import { modelToolSpecs } from '../../activities/model';
 import { calibratedChoice } from '../../activities/model/local/choose';
 import {
+  firstChoices,
   mendsRefusal,
   notYetAnswered,
+  ungroundedNotification,
   repeatsItself,
   withoutRepeats,
 } from '../../activities/model/local/decide';
@@ -300,6 +302,48 @@ describe('the chat a small model reads', () => {
     expect(mendsRefusal(twice)).toBe(false);
     // A tool refused twice is no longer offered.
     expect(names(twice)).toEqual(['get_time', 'notify_user', 'sql_query']);
+  });
+
+  test('the calculator is a first choice only when the task holds a number', () => {
+    const names = (text: string) => firstChoices([{ role: 'user', content: text }], tools).map((t) => t.name);
+    expect(names('What is the minimum password length in our checklist?')).toEqual([
+      'get_time',
+      'notify_user',
+      'sql_query',
+    ]);
+    expect(names('Multiply 23 by 19.')).toContain('calculator');
+    expect(names('What is half of twelve hundred?')).toContain('calculator');
+    // With nothing else to choose, the calculator stays.
+    const only = tools.filter((t) => t.name === 'calculator');
+    expect(firstChoices([{ role: 'user', content: 'Hello' }], only)).toEqual(only);
+  });
+
+  test('a notification of a number nothing has said yet is ungrounded', () => {
+    const notify = (message: string) =>
+      ({ kind: 'call', tool: 'notify_user', arguments: { message } }) as const;
+    const asked: ChatMessage[] = [
+      { role: 'user', content: 'What time is it in Madrid? Notify me of the time.' },
+    ];
+    expect(ungroundedNotification(notify('It is 10:05 in Madrid.'), asked)).toBe(true);
+    expect(ungroundedNotification(notify('Here is the time in Madrid.'), asked)).toBe(false);
+    const looked: ChatMessage[] = [
+      ...asked,
+      {
+        role: 'assistant',
+        content: null,
+        toolCalls: [{ id: 'a', name: 'get_time', arguments: { timezone: 'Europe/Madrid' } }],
+      },
+      { role: 'tool', toolCallId: 'a', name: 'get_time', content: 'Saturday, 5 December 2026 at 10:05 CET' },
+    ];
+    expect(ungroundedNotification(notify('It is 10:05 in Madrid.'), looked)).toBe(false);
+    expect(ungroundedNotification(notify('It is 11:05 in Madrid.'), looked)).toBe(true);
+    // Numbers of the task itself are grounded; other tools and answers are not checked.
+    const remind: ChatMessage[] = [{ role: 'user', content: 'Remind me to call Alice at 3 pm.' }];
+    expect(ungroundedNotification(notify('Call Alice at 3 pm'), remind)).toBe(false);
+    expect(ungroundedNotification({ kind: 'answer', text: 'It is 10:05.' }, asked)).toBe(false);
+    expect(
+      ungroundedNotification({ kind: 'call', tool: 'calculator', arguments: { expression: '7*6' } }, asked),
+    ).toBe(false);
   });
 
   test("a run's own instructions are kept", () => {

@@ -12,7 +12,8 @@ import type { LocalToolCard } from '../../../prompts/local-model';
 import { calibratedChoice, nameLogProbs, namePriors } from './choose';
 import type { Decision } from './decision';
 import { decisionSchema, parseDecision, toGrammarSchema } from './decision';
-import { buildChat } from './prompt';
+import { buildChat, resultText } from './prompt';
+import { schemaTables, withSchemaNames } from './sql-names';
 import { ANSWER_TOOL } from '../../../prompts/local-model';
 import type { LoadedLocalModel } from './runtime';
 
@@ -168,6 +169,120 @@ export function withoutRepeats(text: string): string {
   return (out + (dangling ? '' : tail)).trim();
 }
 
+/** The tool whose message a grounding check reads. */
+const NOTIFY_TOOL = 'notify_user';
+/** The tool that needs a number to work on. */
+const CALCULATOR_TOOL = 'calculator';
+/** A number in a task: digits, or a number word a calculation could start from. */
+const HAS_NUMBER =
+  /\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twenty|thirty|forty|fifty|hundred|thousand|million|half|double|twice|triple)\b/i;
+
+/** The run's task: its first user message. */
+function taskOf(messages: ChatMessage[]): string {
+  return messages.find((m) => m.role === 'user')?.content ?? '';
+}
+
+/**
+ * The tools a first decision chooses among: all of them, but the calculator only when the task holds
+ * a number, as there is nothing to compute otherwise (measured on Qwen2.5-Coder-0.5B: a question
+ * about what a checklist in the knowledge base says went to the calculator, its arguments made up).
+ */
+export function firstChoices(messages: ChatMessage[], tools: ModelToolSpec[]): ModelToolSpec[] {
+  if (HAS_NUMBER.test(taskOf(messages))) return tools;
+  const rest = tools.filter((t) => t.name !== CALCULATOR_TOOL);
+  return rest.length ? rest : tools;
+}
+
+/**
+ * Whether a decision notifies the user of a number that neither the task nor any tool result holds:
+ * a small model asked to "find X and notify me" sends the notification first, with a made-up X
+ * (measured on Qwen2.5-Coder-0.5B: a time, a count). Numbers are compared as digit runs, so
+ * "10:05" needs a "10" and a "05" somewhere in what the run has read.
+ */
+export function ungroundedNotification(decision: Decision, messages: ChatMessage[]): boolean {
+  if (decision.kind !== 'call' || decision.tool !== NOTIFY_TOOL || typeof decision.arguments !== 'object')
+    return false;
+  const message = decision.arguments.message;
+  if (typeof message !== 'string') return false;
+  const read = messages
+    .filter((m) => m.role === 'user' || m.role === 'tool')
+    .map((m) => m.content ?? '')
+    .join('\n');
+  return (message.match(/\d+/g) ?? []).some((n) => !read.includes(n));
+}
+
+/** A task that asks to be told something by notification. */
+const ASKS_NOTIFICATION = /\bnotif(?:y|ication)|\balert\b|\bremind/i;
+
+/**
+ * Whether the run still owes the user a notification it asked for: the task asks for one, and
+ * notify_user, offered, has not answered yet. The model may not answer until then (measured on
+ * Qwen2.5-Coder-0.5B: "What time is it in Berlin? Send me the time as a notification." looked the
+ * time up and answered with it, never notifying).
+ */
+export function owesNotification(messages: ChatMessage[], offered: ModelToolSpec[]): boolean {
+  return (
+    ASKS_NOTIFICATION.test(taskOf(messages)) &&
+    offered.some((t) => t.name === NOTIFY_TOOL) &&
+    !messages.some((m) => m.role === 'tool' && m.name === NOTIFY_TOOL && !m.isError)
+  );
+}
+
+/** Lower-case words of a text. */
+const wordsOf = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+
+/**
+ * Whether an answer only says the task again: every word of it is the task's, and it holds most of
+ * the task's words (measured on Qwen2.5-Coder-0.5B: after a search, "What does my knowledge base say
+ * about the rule of 72?" answered with that very question).
+ */
+export function restatesTask(answer: string, task: string): boolean {
+  const taskWords = new Set(wordsOf(task));
+  const said = new Set(wordsOf(answer));
+  if (said.size === 0 || taskWords.size === 0) return false;
+  if ([...said].some((w) => !taskWords.has(w))) return false;
+  return said.size >= 0.75 * taskWords.size;
+}
+
+/** Characters of a tool result given as the answer in place of one that restates the task. */
+const RESULT_ANSWER_CHARS = 600;
+
+/**
+ * The decision as the run takes it: an answer that restates the task becomes what the last tool
+ * result said (as the model read it: a search's best passages, a query's values), which is what the
+ * user asked for; a query's names that the schema read shows wrong are mended (sql-names.ts).
+ */
+export function mended(decision: Decision, messages: ChatMessage[]): Decision {
+  const task = taskOf(messages);
+  if (decision.kind === 'answer' && restatesTask(decision.text, task)) {
+    const last = [...messages]
+      .reverse()
+      .find((m): m is Extract<ChatMessage, { role: 'tool' }> => m.role === 'tool' && !m.isError);
+    if (last) {
+      const text = resultText(last, task);
+      return {
+        kind: 'answer',
+        text: text.length > RESULT_ANSWER_CHARS ? `${text.slice(0, RESULT_ANSWER_CHARS)}…` : text,
+      };
+    }
+  }
+  if (
+    decision.kind === 'call' &&
+    decision.tool === 'sql_query' &&
+    typeof decision.arguments === 'object' &&
+    typeof decision.arguments.sql === 'string'
+  ) {
+    const schema = [...messages]
+      .reverse()
+      .find((m) => m.role === 'tool' && m.name === 'sql_schema' && !m.isError);
+    if (schema) {
+      const { sql } = withSchemaNames(decision.arguments.sql, schemaTables(schema.content ?? ''));
+      if (sql !== decision.arguments.sql) return { ...decision, arguments: { ...decision.arguments, sql } };
+    }
+  }
+  return decision;
+}
+
 /** Runs one decision on `chat`'s sequence. Throws the signal's reason when cancelled. */
 export async function decide(
   loaded: LoadedLocalModel,
@@ -176,18 +291,49 @@ export async function decide(
 ): Promise<DecideOutput> {
   const history = buildChat(input.messages, input.tools, input.cards);
   const firstDecision = !input.messages.some((m) => m.role === 'tool') && input.tools.length > 0;
-  const offered = firstDecision
-    ? input.tools.length > 1
-      ? [await chooseTool(loaded, chat, input, history)]
-      : input.tools
-    : notYetAnswered(input.messages, input.tools);
+  const candidates = firstDecision ? firstChoices(input.messages, input.tools) : input.tools;
+  const pick = async (tools: ModelToolSpec[]) =>
+    firstDecision
+      ? tools.length > 1
+        ? [await chooseTool(loaded, chat, { ...input, tools }, history)]
+        : tools
+      : notYetAnswered(input.messages, tools);
+  const first = await pick(candidates);
+  const canAnswer =
+    !firstDecision &&
+    !mendsRefusal(input.messages) &&
+    !owesNotification(input.messages, notYetAnswered(input.messages, input.tools));
+  let out = await generate(loaded, chat, input, history, first, canAnswer);
+  // A notification of a number nothing has told the model yet: decided again without notify_user,
+  // so the model looks the number up first (the notification can follow once it has).
+  if (ungroundedNotification(out.decision, input.messages)) {
+    const others = candidates.filter((t) => t.name !== NOTIFY_TOOL);
+    const offered = await pick(others);
+    if (offered.length || canAnswer) {
+      const again = await generate(loaded, chat, input, history, offered, canAnswer);
+      out = {
+        decision: again.decision,
+        usage: {
+          inputTokens: out.usage.inputTokens + again.usage.inputTokens,
+          outputTokens: out.usage.outputTokens + again.usage.outputTokens,
+        },
+      };
+    }
+  }
+  return input.output ? out : { ...out, decision: mended(out.decision, input.messages) };
+}
+
+/** Generates one decision among `offered` (and the answer when `canAnswer`). */
+async function generate(
+  loaded: LoadedLocalModel,
+  chat: LlamaCpp.LlamaChat,
+  input: DecideInput,
+  history: LlamaCpp.ChatHistoryItem[],
+  offered: ModelToolSpec[],
+  canAnswer: boolean,
+): Promise<DecideOutput> {
   const grammar = await loaded.grammar(
-    decisionSchema(
-      offered,
-      input.cards,
-      !firstDecision && !mendsRefusal(input.messages),
-      input.output ? toGrammarSchema(input.output) : undefined,
-    ),
+    decisionSchema(offered, input.cards, canAnswer, input.output ? toGrammarSchema(input.output) : undefined),
   );
   const { sequence } = chat;
   const meter = sequence.tokenMeter.getState();

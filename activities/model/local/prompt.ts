@@ -102,11 +102,11 @@ export function resultValuesText(content: string): string {
 }
 
 /** The head of sql_schema's text: the connection, its dialect and the table count. */
-const SCHEMA_HEAD = /^Connection "[^"]*" \(([^)]*)\): \d+ tables?\.$/;
+export const SCHEMA_HEAD = /^Connection "[^"]*" \(([^)]*)\): \d+ tables?\.$/;
 /** A table's line in sql_schema's text: its name, whether a view, then its rows. */
-const SCHEMA_TABLE = /^(\S+)( \(view\))? — .*$/;
+export const SCHEMA_TABLE = /^(\S+)( \(view\))? — .*$/;
 /** A column's line: two spaces, the name, its type. */
-const SCHEMA_COLUMN = /^ {2}(\S+) (.+)$/;
+export const SCHEMA_COLUMN = /^ {2}(\S+) (.+)$/;
 
 /**
  * sql_schema's text as one line per table, `customers(id, name, country, …)`: the column names,
@@ -201,7 +201,7 @@ export function searchResultsText(content: string): string {
  * What the model reads of a tool result: values for SQL rows, a line per table for a schema,
  * passages for searches, clipped to the budget.
  */
-function resultText(message: Extract<ChatMessage, { role: 'tool' }>, task: string): string {
+export function resultText(message: Extract<ChatMessage, { role: 'tool' }>, task: string): string {
   const text =
     message.name === 'sql_query'
       ? resultValuesText(message.content)

@@ -1,0 +1,149 @@
+/**
+ * What the local provider mends in a small model's decisions before the run takes them: a query's
+ * names against the schema it has read, an answer that only restates the task, and an answer given
+ * while a notification the task asked for is still owed.
+ */
+import { modelToolSpecs } from '../../activities/model';
+import { mended, owesNotification, restatesTask } from '../../activities/model/local/decide';
+import { schemaTables, withSchemaNames } from '../../activities/model/local/sql-names';
+import type { SqlSchemaData } from '../../activities/sql/schema';
+import { formatSchema } from '../../activities/sql/schema';
+import type { ChatMessage } from '../../shared/conversation';
+
+const column = (name: string) => ({ name, type: 'integer', nullable: false });
+const table = (name: string, columns: string[]) => ({
+  name,
+  kind: 'table' as const,
+  rows: 400,
+  rowsExact: true,
+  columns: columns.map(column),
+  primaryKey: ['id'],
+  foreignKeys: [],
+});
+const data: SqlSchemaData = {
+  connection: 'sample',
+  engine: 'postgres',
+  writable: false,
+  tables: [
+    table('customers', ['id', 'name', 'country', 'city']),
+    table('products', ['id', 'name', 'category', 'price']),
+    table('orders', ['id', 'customer_id', 'status']),
+  ],
+};
+const schema = formatSchema(data, []);
+const tables = schemaTables(schema);
+
+test("the schema's tables and columns are read from sql_schema's text", () => {
+  expect([...tables.keys()]).toEqual(['customers', 'products', 'orders']);
+  expect(tables.get('customers')).toEqual(['id', 'name', 'country', 'city']);
+  expect(schemaTables('SELECT: 1 row.').size).toBe(0);
+});
+
+test("a query's name that extends one column of its tables is that column", () => {
+  const fix = (sql: string) => withSchemaNames(sql, tables);
+  expect(fix("SELECT count(*) FROM customers WHERE country_code = 'DE'")).toEqual({
+    sql: "SELECT count(*) FROM customers WHERE country = 'DE'",
+    replaced: [['country_code', 'country']],
+  });
+  expect(fix("SELECT min(price) FROM products WHERE category_name = 'garden'").sql).toBe(
+    "SELECT min(price) FROM products WHERE category = 'garden'",
+  );
+  // A table in the singular.
+  expect(fix('SELECT count(*) FROM customer').sql).toBe('SELECT count(*) FROM customers');
+  // Aliases, functions, quoted text and SQL stay; so does a name no single column fits.
+  const same = [
+    'SELECT count(*) AS customer_count FROM customers c ORDER BY customer_count',
+    "SELECT c.name FROM customers c WHERE c.city = 'country_code'",
+    'SELECT "country_code" FROM customers',
+    'SELECT zip_code FROM customers',
+    'SELECT weight FROM products',
+  ];
+  for (const sql of same) expect(fix(sql)).toEqual({ sql, replaced: [] });
+  // Only the columns of the tables the statement reads: `status_code` is no customers column.
+  expect(fix("SELECT count(*) FROM customers WHERE status_code = 'x'").replaced).toEqual([]);
+  // Without a schema nothing changes.
+  expect(withSchemaNames('SELECT country_code FROM customers', new Map()).replaced).toEqual([]);
+});
+
+const task = (text: string): ChatMessage[] => [{ role: 'user', content: text }];
+const call = (id: string, name: string, args: Record<string, unknown> = {}): ChatMessage => ({
+  role: 'assistant',
+  content: null,
+  toolCalls: [{ id, name, arguments: args }],
+});
+
+test('a query is mended only after the run has read the schema', () => {
+  const q = {
+    kind: 'call',
+    tool: 'sql_query',
+    arguments: { sql: "SELECT count(*) FROM customers WHERE country_code = 'DE'" },
+  } as const;
+  const asked = task('How many customers are from Germany (country code DE)?');
+  expect(mended(q, asked)).toEqual(q);
+  const read: ChatMessage[] = [
+    ...asked,
+    call('a', 'sql_schema'),
+    { role: 'tool', toolCallId: 'a', name: 'sql_schema', content: schema },
+  ];
+  expect(mended(q, read)).toEqual({
+    ...q,
+    arguments: { sql: "SELECT count(*) FROM customers WHERE country = 'DE'" },
+  });
+});
+
+test('an answer that restates the task becomes what the last result said', () => {
+  const question = 'What does my knowledge base say about the rule of 72?';
+  expect(restatesTask(question, question)).toBe(true);
+  expect(
+    restatesTask('Look up in my documents how many boxes', 'Look up in my documents how many boxes I need.'),
+  ).toBe(true);
+  expect(restatesTask('The rule of 72 says: divide 72 by the rate.', question)).toBe(false);
+  // Part of the task's words, not most of them: an answer in the task's words.
+  expect(restatesTask('The backup finished.', 'Notify me that the backup finished.')).toBe(false);
+  const searched: ChatMessage[] = [
+    ...task(question),
+    call('a', 'knowledge_base_search', { query: 'rule of 72' }),
+    {
+      role: 'tool',
+      toolCallId: 'a',
+      name: 'knowledge_base_search',
+      content:
+        '[{"title":"Money › Rule of 72","text":"Divide 72 by the yearly rate to get the years to double."}]',
+    },
+  ];
+  expect(mended({ kind: 'answer', text: question }, searched)).toEqual({
+    kind: 'answer',
+    text: '[1] Money › Rule of 72: Divide 72 by the yearly rate to get the years to double.',
+  });
+  // With no result to give, the answer stays.
+  expect(mended({ kind: 'answer', text: question }, task(question))).toEqual({
+    kind: 'answer',
+    text: question,
+  });
+});
+
+test('a task that asks for a notification owes one until notify_user has answered', () => {
+  const tools = modelToolSpecs(['get_time', 'notify_user']);
+  const asked = task('What time is it in Berlin? Send me the time as a notification.');
+  const timed: ChatMessage[] = [
+    ...asked,
+    call('a', 'get_time', { timezone: 'Europe/Berlin' }),
+    { role: 'tool', toolCallId: 'a', name: 'get_time', content: '13:21 CET' },
+  ];
+  expect(owesNotification(timed, tools)).toBe(true);
+  const notified: ChatMessage[] = [
+    ...timed,
+    call('b', 'notify_user', { message: 'It is 13:21 in Berlin.' }),
+    {
+      role: 'tool',
+      toolCallId: 'b',
+      name: 'notify_user',
+      content: 'The notification has been sent to the user.',
+    },
+  ];
+  expect(owesNotification(notified, tools)).toBe(false);
+  // Not asked for, or notify_user no longer offered (refused twice): nothing owed.
+  expect(owesNotification(task('What time is it in Berlin?'), tools)).toBe(false);
+  expect(owesNotification(timed, modelToolSpecs(['get_time']))).toBe(false);
+  expect(owesNotification(task('Remind me to call Alice.'), tools)).toBe(true);
+});
