@@ -33,6 +33,7 @@ import { createRateLimiter } from './rate-limit';
 import type { RateLimit } from './rate-limit';
 import { registerRunRoutes } from './runs';
 import { registerScheduleRoutes } from './schedules';
+import { startSseHeartbeat } from './sse-heartbeat';
 import { registerWebRoutes } from '../web/pages';
 import { registerMcpRoute } from '../mcp/http';
 
@@ -376,15 +377,10 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
       stream.onAbort(() => stop.abort());
       const { kind, ...firstData } = first;
       await stream.writeSSE({ event: kind, data: JSON.stringify(firstData) });
-      let lastWrite = Date.now();
-      const heartbeat = setInterval(
-        () => {
-          if (Date.now() - lastWrite < heartbeatMs) return;
-          lastWrite = Date.now();
-          // A comment line: EventSource ignores it, but it keeps idle proxies from closing the stream.
-          stream.write(': heartbeat\n\n').catch(() => stop.abort());
-        },
-        Math.min(heartbeatMs, 1000),
+      const heartbeat = startSseHeartbeat(
+        (t) => stream.write(t),
+        heartbeatMs,
+        () => stop.abort(),
       );
       try {
         await followNotifications(client, target.target, {
@@ -393,7 +389,7 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
           signal: stop.signal,
           onEvent: async (event) => {
             const { kind, ...data } = event;
-            lastWrite = Date.now();
+            heartbeat.wrote();
             await stream.writeSSE({ event: kind, data: JSON.stringify(data) });
           },
         });
@@ -408,7 +404,7 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
           ),
         });
       } finally {
-        clearInterval(heartbeat);
+        heartbeat.stop();
         openStreams -= 1;
       }
     });

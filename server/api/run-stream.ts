@@ -20,6 +20,7 @@ import type { StreamChannel } from '../../activities/streaming';
 import { eventsQuery } from '../../shared/agent';
 import type { LiveEvent } from '../../client/live-tokens';
 import { followLiveTokens } from '../../client/live-tokens';
+import { startSseHeartbeat } from './sse-heartbeat';
 
 /** Settings of the stream route. */
 export interface RunStreamOptions {
@@ -59,27 +60,23 @@ export function registerRunStreamRoute(app: Hono, client: Client, opts: RunStrea
       stream.onAbort(() => stop.abort());
       let seq = resume.seq;
       let frame = resume.frame ?? '';
-      let lastWrite = Date.now();
+      const heartbeat = startSseHeartbeat(
+        (t) => stream.write(t),
+        heartbeatMs,
+        () => stop.abort(),
+      );
       // One write at a time: tokens and run events interleave, never tear.
       let writing: Promise<void> = Promise.resolve();
       const write = (event: string, data: unknown): Promise<void> => {
         writing = writing
           .then(async () => {
             if (stop.signal.aborted) return;
-            lastWrite = Date.now();
+            heartbeat.wrote();
             await stream.writeSSE({ event, id: `${seq}|${frame}`, data: JSON.stringify(data) });
           })
           .catch(() => stop.abort());
         return writing;
       };
-      const heartbeat = setInterval(
-        () => {
-          if (Date.now() - lastWrite < heartbeatMs) return;
-          lastWrite = Date.now();
-          stream.write(': heartbeat\n\n').catch(() => stop.abort());
-        },
-        Math.min(heartbeatMs, 1000),
-      );
       const live = opts.channel
         ? followLiveTokens(opts.channel, workflowId, {
             after: resume.frame,
@@ -117,7 +114,7 @@ export function registerRunStreamRoute(app: Hono, client: Client, opts: RunStrea
         }
       } finally {
         live?.stop();
-        clearInterval(heartbeat);
+        heartbeat.stop();
         await writing;
       }
     });
