@@ -147,7 +147,9 @@ async function quality(): Promise<Outcome[]> {
             task: task.task,
             model: { provider: 'local' },
             tools: [...BENCH_TOOLS],
-            policy: { maxSteps: 6 },
+            // Nobody answers approvals here: a statement that may write (a small model's garbled SQL)
+            // is refused after a second, the model told, instead of the run waiting an hour.
+            policy: { maxSteps: 6, approvalTimeout: '1 second' },
           };
           const t0 = performance.now();
           const handle = await fx.client.workflow.start('agentWorkflow', {
