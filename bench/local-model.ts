@@ -8,7 +8,7 @@
  * notifications) and is judged on its first tool call (right tool? arguments valid?) and end to end
  * (a final answer, or notification, with the expected fact; the right arguments where a task says).
  *
- *   npx tsx bench/local-model.ts [model files in models/ …] [--threads N] [--set tuning|held-out|held-out-2|all]
+ *   npx tsx bench/local-model.ts [model files in models/ …] [--threads N] [--set tuning|tuning-2|held-out|held-out-2|all]
  *                                [--tasks N (first N of each set)] [--only <text in the task>] [--steps]
  *
  * `--steps` prints every tool call of a task with its arguments and the head of its result.
@@ -27,6 +27,7 @@ import { testConfig, uid } from '../testkit/temporal';
 import type { BenchTask } from './fixtures/local-model-tasks';
 import { HELD_OUT_TASKS } from './fixtures/local-model-held-out';
 import { HELD_OUT_2_TASKS } from './fixtures/local-model-held-out-2';
+import { TUNING_2_TASKS } from './fixtures/local-model-tuning-2';
 import { BENCH_TASKS, BENCH_TOOLS } from './fixtures/local-model-tasks';
 import { percentile, summary } from './stats';
 
@@ -53,6 +54,7 @@ const pick = (tasks: readonly BenchTask[]) =>
   tasks.slice(0, Number(flag('--tasks') ?? tasks.length)).filter((t) => !ONLY || t.task.includes(ONLY));
 const ALL_SETS: [string, readonly BenchTask[]][] = [
   ['tuning', BENCH_TASKS],
+  ['tuning-2', TUNING_2_TASKS],
   ['held-out', HELD_OUT_TASKS],
   ['held-out-2', HELD_OUT_2_TASKS],
 ];
