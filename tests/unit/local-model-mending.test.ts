@@ -1,11 +1,12 @@
 /**
  * What the local provider mends in a small model's decisions before the run takes them: a query's
- * names against the schema it has read, an answer that only restates the task, and an answer given
- * while a notification the task asked for is still owed.
+ * names against the schema it has read, a time zone against the place the task names, an answer that
+ * only restates the task, and an answer given while a notification the task asked for is still owed.
  */
 import { modelToolSpecs } from '../../activities/model';
 import { mended, owesNotification, restatesTask } from '../../activities/model/local/decide';
 import { schemaTables, withSchemaNames } from '../../activities/model/local/sql-names';
+import { mendedTimeZone, zonesNamedBy } from '../../activities/model/local/time-zones';
 import type { SqlSchemaData } from '../../activities/sql/schema';
 import { formatSchema } from '../../activities/sql/schema';
 import type { ChatMessage } from '../../shared/conversation';
@@ -89,6 +90,39 @@ test('a query is mended only after the run has read the schema', () => {
     ...q,
     arguments: { sql: "SELECT count(*) FROM customers WHERE country = 'DE'" },
   });
+});
+
+test('a time zone is the one whose place the task names, written without spaces', () => {
+  // Near the right one: the task's place wins.
+  expect(mendedTimeZone('America/New_York', 'What time is it in Chicago at the moment?')).toBe(
+    'America/Chicago',
+  );
+  // Broken apart: written whole.
+  expect(mendedTimeZone('Europe/ Athens', 'What time is it in Athens? Notify me of it.')).toBe(
+    'Europe/Athens',
+  );
+  // Accents and several words: "São Paulo" names America/Sao_Paulo.
+  expect(mendedTimeZone('America/Bogota', 'Time in São Paulo?')).toBe('America/Sao_Paulo');
+  // The model's zone names a place of the task: kept, even beside another named place.
+  expect(mendedTimeZone('Europe/Berlin', 'What time is it in Berlin at Christmas?')).toBe('Europe/Berlin');
+  expect(mendedTimeZone('America/New_York', 'What is the current date in New York?')).toBe(
+    'America/New_York',
+  );
+  // No place of a zone named ("Japan", "UTC"), or several: the model's zone stays.
+  expect(mendedTimeZone('Asia/Tokyo', 'What time is it in Japan?')).toBe('Asia/Tokyo');
+  expect(mendedTimeZone('UTC', 'What day of the week is it today in UTC?')).toBe('UTC');
+  expect(mendedTimeZone('Europe/Rome', 'Is it later in Paris or in Madrid?')).toBe('Europe/Rome');
+  expect(zonesNamedBy('Is it later in Paris or in Madrid?').sort()).toEqual([
+    'Europe/Madrid',
+    'Europe/Paris',
+  ]);
+  // Whole words only: "Parisian" names no place.
+  expect(zonesNamedBy('A Parisian clock')).toEqual([]);
+  // As the run takes the decision.
+  const chicago = task('What time is it in Chicago at the moment?');
+  expect(
+    mended({ kind: 'call', tool: 'get_time', arguments: { timezone: 'America/New_York' } }, chicago),
+  ).toEqual({ kind: 'call', tool: 'get_time', arguments: { timezone: 'America/Chicago' } });
 });
 
 test('an answer that restates the task becomes what the last result said', () => {

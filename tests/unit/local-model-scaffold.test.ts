@@ -247,24 +247,27 @@ describe('the chat a small model reads', () => {
     expect(schemaText('SELECT: 1 row.', 'x')).toBe('SELECT: 1 row.');
   });
 
-  test('search results read as the best passages, best first', () => {
+  test("search results read as the best passages of the best result's document, best first", () => {
     const records = [
       { title: 'Travel › Hotels', text: 'Up to 180 EUR\n per night.' },
       { title: 'Rail', text: 'Nozomi trains…' },
-      { title: 'Packing', text: 'Roll clothes.' },
+      { title: 'Travel › Meals', text: '55 EUR a day.' },
+      { title: 'Travel', text: 'Book early.' },
     ];
     const content = renderSearchPicks(records, [
       [0, 'a1'],
       [1, 'a2'],
       [2, 'a3'],
+      [3, 'a4'],
     ]);
+    // Rail, another document ranked second, is left out: a small model answered from such a passage.
     expect(searchResultsText(content)).toBe(
-      '[1] Travel › Hotels: Up to 180 EUR per night.\n[2] Rail: Nozomi trains…',
+      '[1] Travel › Hotels: Up to 180 EUR per night.\n[2] Travel › Meals: 55 EUR a day.',
     );
     expect(SEARCH_RESULTS_SHOWN).toBe(2);
     expect(searchResultsText('No results found.')).toBe('No results found.');
     // Cut to the context's budget: the complete results are read, the cut one left out.
-    const cut = `${content.slice(0, content.indexOf('Nozomi') + 3)}\n… [content truncated]`;
+    const cut = `${content.slice(0, content.indexOf('55 EUR') + 3)}\n… [content truncated]`;
     expect(searchResultsText(cut)).toBe('[1] Travel › Hotels: Up to 180 EUR per night.');
     expect(searchResultsText('[{"not":"a result"}]')).toBe('[{"not":"a result"}]');
   });

@@ -14,6 +14,7 @@ import type { Decision } from './decision';
 import { decisionSchema, parseDecision, toGrammarSchema } from './decision';
 import { buildChat, resultText } from './prompt';
 import { schemaTables, withSchemaNames } from './sql-names';
+import { mendedTimeZone } from './time-zones';
 import { ANSWER_TOOL } from '../../../prompts/local-model';
 import type { LoadedLocalModel } from './runtime';
 
@@ -250,7 +251,8 @@ const RESULT_ANSWER_CHARS = 600;
 /**
  * The decision as the run takes it: an answer that restates the task becomes what the last tool
  * result said (as the model read it: a search's best passages, a query's values), which is what the
- * user asked for; a query's names that the schema read shows wrong are mended (sql-names.ts).
+ * user asked for; a query's names that the schema read shows wrong are mended (sql-names.ts); a time
+ * zone near the one the task names is replaced by it (time-zones.ts).
  */
 export function mended(decision: Decision, messages: ChatMessage[]): Decision {
   const task = taskOf(messages);
@@ -279,6 +281,16 @@ export function mended(decision: Decision, messages: ChatMessage[]): Decision {
       const { sql } = withSchemaNames(decision.arguments.sql, schemaTables(schema.content ?? ''));
       if (sql !== decision.arguments.sql) return { ...decision, arguments: { ...decision.arguments, sql } };
     }
+  }
+  if (
+    decision.kind === 'call' &&
+    decision.tool === 'get_time' &&
+    typeof decision.arguments === 'object' &&
+    typeof decision.arguments.timezone === 'string'
+  ) {
+    const timezone = mendedTimeZone(decision.arguments.timezone, task);
+    if (timezone !== decision.arguments.timezone)
+      return { ...decision, arguments: { ...decision.arguments, timezone } };
   }
   return decision;
 }
