@@ -8,28 +8,12 @@ import type { AddressInfo } from 'node:net';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
 import { z } from 'zod';
 import type { ChatMessage } from '../../shared/conversation';
-import type { CallModelOutput, ModelToolSpec } from '../../shared/model';
+import type { CallModelOutput } from '../../shared/model';
 import { createAnthropicProvider } from '../../activities/model/anthropic';
 import { createOpenAIProvider } from '../../activities/model/openai';
+import { ANTHROPIC_KEY, OPENAI_KEY, QUESTION, WEATHER_TOOL } from '../support/provider-fixtures';
 
-const OPENAI_KEY = 'sk-test-openai-0123456789abcdef';
-const ANTHROPIC_KEY = 'sk-ant-api03-test-0123456789abcdef';
 const WRONG_KEY = 'sk-wrong-key-9876543210fedcba';
-
-const WEATHER_TOOL: ModelToolSpec = {
-  name: 'get_weather',
-  description: 'Current weather for a city',
-  parameters: {
-    type: 'object',
-    properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
-    required: ['city'],
-  },
-};
-
-const QUESTION: ChatMessage[] = [
-  { role: 'system', content: 'You are a weather assistant.' },
-  { role: 'user', content: 'Weather in Paris and Rome?' },
-];
 
 // ---------------------------------------------------------------------------------------------
 // A local API server

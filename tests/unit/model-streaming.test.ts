@@ -11,35 +11,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
-import type { ChatMessage } from '../../shared/conversation';
-import type { ModelToolSpec } from '../../shared/model';
 import { createAnthropicProvider } from '../../activities/model/anthropic';
 import { createOpenAIProvider } from '../../activities/model/openai';
 import type { ModelDelta } from '../../activities/model/provider';
 import { createSseParser } from '../../activities/model/sse';
 import { answerTextStream } from '../../activities/model/local/decide';
+import { ANTHROPIC_KEY, OPENAI_KEY, QUESTION, WEATHER_TOOL } from '../support/provider-fixtures';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'streaming');
 const fixture = (name: string): string => fs.readFileSync(path.join(FIXTURES, name), 'utf8');
 const fixtureJson = (name: string): unknown => JSON.parse(fixture(name)) as unknown;
-
-const OPENAI_KEY = 'sk-test-openai-0123456789abcdef';
-const ANTHROPIC_KEY = 'sk-ant-api03-test-0123456789abcdef';
-
-const WEATHER_TOOL: ModelToolSpec = {
-  name: 'get_weather',
-  description: 'Current weather for a city',
-  parameters: {
-    type: 'object',
-    properties: { city: { type: 'string' }, unit: { type: 'string', enum: ['celsius', 'fahrenheit'] } },
-    required: ['city'],
-  },
-};
-
-const QUESTION: ChatMessage[] = [
-  { role: 'system', content: 'You are a weather assistant.' },
-  { role: 'user', content: 'Weather in Paris and Rome?' },
-];
 
 // ---------------------------------------------------------------------------------------------
 // A server that replays transcripts
