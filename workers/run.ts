@@ -3,6 +3,7 @@ import { closeKnowledgeBases } from '../activities/search/kb/open';
 import { closeEmailConnections } from '../activities/email';
 import { closeMcpConnections } from '../activities/mcp';
 import { closeSqlConnections } from '../activities/sql';
+import { closeStreamChannels } from '../activities/streaming';
 import { checkConnectionRoles } from '../activities/sql/startup-check';
 import type { Client } from '@temporalio/client';
 import { Runtime } from '@temporalio/worker';
@@ -148,6 +149,8 @@ export function runWorker(opts: {
       await closeSqlConnections();
       await closeContentStores();
       await closeKnowledgeBases();
+      // A PostgreSQL channel's idle pool would otherwise keep the process alive for its idle timeout.
+      await closeStreamChannels();
       await tracing?.shutdown();
       await client.connection.close();
       await connection.close();
