@@ -6,6 +6,7 @@ import { InterceptingCall, Metadata, status } from '@grpc/grpc-js';
 import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { NativeConnection } from '@temporalio/worker';
+import type { DevServerOptions } from '../workers/dev-server';
 import { devServerStatus, startDevServer, stopDevServer } from '../workers/dev-server';
 import { CLIENT_CHANNEL_ARGS } from '../workers/connect';
 import { createAgentWorker } from '../workers/worker';
@@ -62,12 +63,13 @@ const PORT_ATTEMPTS = 3;
  */
 export async function startDevServerOnFreePort(
   pickPort: () => Promise<number> = freePort,
+  dynamicConfig: DevServerOptions['dynamicConfig'] = {},
 ): Promise<{ dataDir: string; port: number; attempts: number }> {
   for (let attempt = 1; ; attempt++) {
     const dataDir = tempDir('devserver');
     const port = await pickPort();
     try {
-      await startDevServer({ dataDir, port, headless: true });
+      await startDevServer({ dataDir, port, headless: true, dynamicConfig });
       return { dataDir, port, attempts: attempt };
     } catch (err) {
       const log = path.join(dataDir, 'temporal.log');
@@ -81,10 +83,15 @@ export async function startDevServerOnFreePort(
   }
 }
 
-/** Starts a dev server from the pinned binary on a free port. */
-export async function startDevServerFixture(): Promise<DevServerFixture> {
+/**
+ * Starts a dev server from the pinned binary on a free port, with `dynamicConfig` over the dev
+ * server's own (a server timer a test would otherwise wait out).
+ */
+export async function startDevServerFixture(
+  dynamicConfig: DevServerOptions['dynamicConfig'] = {},
+): Promise<DevServerFixture> {
   quietRuntime();
-  const { dataDir, port } = await startDevServerOnFreePort();
+  const { dataDir, port } = await startDevServerOnFreePort(freePort, dynamicConfig);
   const address = `127.0.0.1:${port}`;
   const client = new Client({
     connection: await Connection.connect({

@@ -18,6 +18,8 @@ export interface DevServerOptions {
   headless?: boolean;
   /** Seconds to wait for readiness. */
   readyTimeoutSec?: number;
+  /** Dynamic config values over {@link DEV_SERVER_DYNAMIC_CONFIG} (tests that need a server timer shorter). */
+  dynamicConfig?: Readonly<Record<string, string | number | boolean>>;
 }
 
 /** What `status` reports. */
@@ -54,12 +56,17 @@ export const SQLITE_PRAGMAS = ['journal_mode=wal', 'synchronous=normal'] as cons
 export const DEV_SERVER_DYNAMIC_CONFIG = { 'history.transferProcessorMaxPollRPS': 1000 } as const;
 
 /** The dev server's dynamic config as `--dynamic-config-value` arguments. */
-export const DYNAMIC_CONFIG_ARGS = Object.entries(DEV_SERVER_DYNAMIC_CONFIG).flatMap(([k, v]) => [
-  '--dynamic-config-value',
-  `${k}=${JSON.stringify(v)}`,
-]);
+export const DYNAMIC_CONFIG_ARGS = dynamicConfigArgs();
 
-function resolved(opts: DevServerOptions): Required<DevServerOptions> {
+/** `--dynamic-config-value` arguments of the dev server's dynamic config with `extra` over it. */
+function dynamicConfigArgs(extra: Readonly<Record<string, string | number | boolean>> = {}): string[] {
+  return Object.entries({ ...DEV_SERVER_DYNAMIC_CONFIG, ...extra }).flatMap(([k, v]) => [
+    '--dynamic-config-value',
+    `${k}=${JSON.stringify(v)}`,
+  ]);
+}
+
+function resolved(opts: DevServerOptions): Required<Omit<DevServerOptions, 'dynamicConfig'>> {
   return {
     dataDir: path.resolve(opts.dataDir ?? path.join(PROJECT_ROOT, '.data', 'temporal')),
     ip: opts.ip ?? '127.0.0.1',
@@ -171,7 +178,7 @@ export async function startDevServer(opts: DevServerOptions = {}): Promise<DevSe
     '--db-filename',
     f.db,
     ...SQLITE_PRAGMAS.flatMap((p) => ['--sqlite-pragma', p]),
-    ...DYNAMIC_CONFIG_ARGS,
+    ...dynamicConfigArgs(opts.dynamicConfig),
     '--log-level',
     'warn',
   ];

@@ -103,6 +103,8 @@ export interface DevServerSuiteOptions {
    * fixed subject to the agent's inbox and reads the newest back, and `.data/` is the checkout's.
    */
   exclusive?: string;
+  /** Dynamic config values of the server over the dev server's own (see startDevServerFixture). */
+  dynamicConfig?: Readonly<Record<string, string | number | boolean>>;
 }
 
 /** A dev server (and a worker process) for this file, started in `beforeAll`, stopped in `afterAll`. */
@@ -116,7 +118,7 @@ export function useDevServer(opts: DevServerSuiteOptions = {}): DevServerSuite {
   beforeAll(
     async () => {
       if (opts.exclusive) held = await acquireLock(lockFile(opts.exclusive), EXCLUSIVE_WAIT_MS);
-      fx = await startDevServerFixture();
+      fx = await startDevServerFixture(opts.dynamicConfig);
       const extra = typeof opts.worker === 'object' ? opts.worker : {};
       env = { TEMPORAL_ADDRESS: fx.address, DURABLE_AGENT_TASK_QUEUE: taskQueue, ...extra };
       if (opts.worker) worker = await startWorkerProcess(env);
