@@ -1,10 +1,12 @@
 /**
  * What the local provider mends in a small model's decisions before the run takes them: a query's
- * names against the schema it has read, a time zone against the place the task names, an answer that
- * only restates the task, and an answer given while a notification the task asked for is still owed.
+ * names against the schema it has read, a time zone against the place the task names, an answer
+ * that only restates the task or copies a worked example, and an answer given while a notification
+ * the task asked for is still owed.
  */
 import { modelToolSpecs } from '../../activities/model';
-import { mended, owesNotification, restatesTask } from '../../activities/model/local/decide';
+import { copiesExample, mended, owesNotification, restatesTask } from '../../activities/model/local/decide';
+import { CHAIN_EXAMPLE, FEW_SHOT_EXAMPLE } from '../../prompts/local-model';
 import { schemaTables, withSchemaNames } from '../../activities/model/local/sql-names';
 import { mendedTimeZone, zonesNamedBy } from '../../activities/model/local/time-zones';
 import type { SqlSchemaData } from '../../activities/sql/schema';
@@ -180,4 +182,27 @@ test('a task that asks for a notification owes one until notify_user has answere
   expect(owesNotification(task('What time is it in Berlin?'), tools)).toBe(false);
   expect(owesNotification(timed, modelToolSpecs(['get_time']))).toBe(false);
   expect(owesNotification(task('Remind me to call Alice.'), tools)).toBe(true);
+});
+
+test("an answer that copies a worked example's answer becomes what the last result said", () => {
+  const compost = 'How many parts browns to one part greens should compost have, per my notes?';
+  const searched: ChatMessage[] = [
+    ...task(compost),
+    call('a', 'knowledge_base_search', { query: 'compost browns greens' }),
+    {
+      role: 'tool',
+      toolCallId: 'a',
+      name: 'knowledge_base_search',
+      content: '[{"title":"Composting","text":"Two to three parts browns to one part greens."}]',
+    },
+  ];
+  expect(copiesExample(CHAIN_EXAMPLE.answer, compost)).toBe(true);
+  expect(copiesExample(FEW_SHOT_EXAMPLE.answer.toUpperCase(), compost)).toBe(true);
+  expect(mended({ kind: 'answer', text: CHAIN_EXAMPLE.answer }, searched)).toEqual({
+    kind: 'answer',
+    text: '[1] Composting: Two to three parts browns to one part greens.',
+  });
+  // The example's own task may have it; another answer stays.
+  expect(copiesExample(CHAIN_EXAMPLE.answer, CHAIN_EXAMPLE.task)).toBe(false);
+  expect(copiesExample('Two to three parts browns to one part greens.', compost)).toBe(false);
 });

@@ -15,7 +15,7 @@ import { decisionSchema, parseDecision, toGrammarSchema } from './decision';
 import { buildChat, resultText } from './prompt';
 import { schemaTables, withSchemaNames } from './sql-names';
 import { mendedTimeZone } from './time-zones';
-import { ANSWER_TOOL } from '../../../prompts/local-model';
+import { ANSWER_TOOL, CHAIN_EXAMPLE, FEW_SHOT_EXAMPLE } from '../../../prompts/local-model';
 import type { LoadedLocalModel } from './runtime';
 
 /** Seed of the sampler. Greedy decoding ignores it; it is fixed so nothing can vary between runs. */
@@ -245,18 +245,34 @@ export function restatesTask(answer: string, task: string): boolean {
   return said.size >= 0.75 * taskWords.size;
 }
 
+/**
+ * Whether an answer is a worked example's answer of the scaffold (prompts/local-model.ts), word for
+ * word: never the answer to another task (measured on Qwen2.5-Coder-0.5B: after a search about
+ * compost, "4 nights at 95 EUR cost 380 EUR.").
+ */
+export function copiesExample(answer: string, task: string): boolean {
+  const said = wordsOf(answer).join(' ');
+  return [FEW_SHOT_EXAMPLE, CHAIN_EXAMPLE].some(
+    (e) => said === wordsOf(e.answer).join(' ') && wordsOf(task).join(' ') !== wordsOf(e.task).join(' '),
+  );
+}
+
 /** Characters of a tool result given as the answer in place of one that restates the task. */
 const RESULT_ANSWER_CHARS = 600;
 
 /**
- * The decision as the run takes it: an answer that restates the task becomes what the last tool
- * result said (as the model read it: a search's best passages, a query's values), which is what the
- * user asked for; a query's names that the schema read shows wrong are mended (sql-names.ts); a time
- * zone near the one the task names is replaced by it (time-zones.ts).
+ * The decision as the run takes it: an answer that restates the task, or copies a worked example's
+ * answer, becomes what the last tool result said (as the model read it: a search's best passages, a
+ * query's values), which is what the user asked for; a query's names that the schema read shows
+ * wrong are mended (sql-names.ts); a time zone near the one the task names is replaced by it
+ * (time-zones.ts).
  */
 export function mended(decision: Decision, messages: ChatMessage[]): Decision {
   const task = taskOf(messages);
-  if (decision.kind === 'answer' && restatesTask(decision.text, task)) {
+  if (
+    decision.kind === 'answer' &&
+    (restatesTask(decision.text, task) || copiesExample(decision.text, task))
+  ) {
     const last = [...messages]
       .reverse()
       .find((m): m is Extract<ChatMessage, { role: 'tool' }> => m.role === 'tool' && !m.isError);
