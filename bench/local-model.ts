@@ -2,15 +2,16 @@
  * The local model on this machine: load time, memory, generation speed, time per agent step, and
  * quality on the tuning set of bench/fixtures/local-model-tasks.ts, on the first held-out set of
  * bench/fixtures/local-model-held-out.ts (its misses were read on 2026-12-04, so it has been tuning
- * data since), on the second held-out set of bench/fixtures/local-model-held-out-2.ts (never tuned on;
- * its total was read after each round of tuning) and on the third held-out set of
+ * data since), on the second held-out set of bench/fixtures/local-model-held-out-2.ts (its misses were
+ * read after the second round of tuning: tuning data since), on the third held-out set of
  * bench/fixtures/local-model-held-out-3.ts (written before the second round of tuning, never tuned
- * on), beside the goals. Every task runs as a real agent
+ * on) and on the fourth of bench/fixtures/local-model-held-out-4.ts (written before the third round
+ * of tuning, never tuned on), beside the goals. Every task runs as a real agent
  * run (dev server, in-process worker, the real tool activities: knowledge base, sample database,
  * notifications) and is judged on its first tool call (right tool? arguments valid?) and end to end
  * (a final answer, or notification, with the expected fact; the right arguments where a task says).
  *
- *   npx tsx bench/local-model.ts [model files in models/ …] [--threads N] [--set tuning|tuning-2|held-out|held-out-2|held-out-3|all]
+ *   npx tsx bench/local-model.ts [model files in models/ …] [--threads N] [--set tuning|tuning-2|held-out|held-out-2|held-out-3|held-out-4|all]
  *                                [--tasks N (first N of each set)] [--only <text in the task>] [--steps]
  *
  * `--steps` prints every tool call of a task with its arguments and the head of its result.
@@ -30,6 +31,7 @@ import type { BenchTask } from './fixtures/local-model-tasks';
 import { HELD_OUT_TASKS } from './fixtures/local-model-held-out';
 import { HELD_OUT_2_TASKS } from './fixtures/local-model-held-out-2';
 import { HELD_OUT_3_TASKS } from './fixtures/local-model-held-out-3';
+import { HELD_OUT_4_TASKS } from './fixtures/local-model-held-out-4';
 import { TUNING_2_TASKS } from './fixtures/local-model-tuning-2';
 import { BENCH_TASKS, BENCH_TOOLS } from './fixtures/local-model-tasks';
 import { percentile, summary } from './stats';
@@ -61,6 +63,7 @@ const ALL_SETS: [string, readonly BenchTask[]][] = [
   ['held-out', HELD_OUT_TASKS],
   ['held-out-2', HELD_OUT_2_TASKS],
   ['held-out-3', HELD_OUT_3_TASKS],
+  ['held-out-4', HELD_OUT_4_TASKS],
 ];
 if (SET !== 'all' && !ALL_SETS.some(([name]) => name === SET))
   throw new Error(`--set ${SET}: expected one of ${ALL_SETS.map(([n]) => n).join(', ')} or all`);
