@@ -28,8 +28,19 @@ function failuresOf(rootDir, results) {
   const failures = [];
   for (const r of results.testResults) {
     const file = path.relative(rootDir, r.testFilePath);
-    if (r.testExecError)
-      failures.push({ file, test: '(the file did not run)', message: shortMessage(r.testExecError.message) });
+    if (r.testExecError) {
+      // An afterAll hook's error or an error thrown while no test ran comes with an empty message and
+      // the errors in its stack: the file's tests may have passed, the file did not end cleanly.
+      const { message, stack } = r.testExecError;
+      const ran = (r.testResults ?? []).length > 0;
+      failures.push({
+        file,
+        test: ran
+          ? '(the file did not end cleanly: an afterAll hook or an error outside its tests)'
+          : '(the file did not run)',
+        message: shortMessage(message || stack),
+      });
+    }
     for (const a of r.testResults ?? []) {
       if (a.status === 'failed')
         failures.push({ file, test: a.fullName, message: shortMessage((a.failureMessages ?? [])[0]) });
