@@ -42,6 +42,8 @@ export const WORKER_ENV = {
   DURABLE_AGENT_LOG_FORMAT:
     'text (default: one line per event on stderr) | json (one object per line on stdout)',
   DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES: 'Activities one worker runs at once',
+  DURABLE_AGENT_STICKY_QUEUE_TIMEOUT:
+    "How long a run's next task waits for the worker that keeps the run in memory before any worker may take it (default 10s, 1s to 5m; Temporal's stickyQueueScheduleToStartTimeout)",
   OPENAI_API_KEY: 'Key for the openai provider',
   OPENAI_BASE_URL: 'OpenAI-compatible endpoint (vLLM, Ollama, llama.cpp server, …)',
   ANTHROPIC_API_KEY: 'Key for the anthropic provider',
@@ -85,6 +87,10 @@ function isBindAddress(value: string): boolean {
   return (m[1] ? family === 6 : family === 4) && Number(m[3]) <= 65535;
 }
 
+/** Bounds of DURABLE_AGENT_STICKY_QUEUE_TIMEOUT: a live worker needs a moment; a dead one should not hold runs long. */
+const MIN_STICKY_QUEUE_TIMEOUT_MS = 1_000;
+const MAX_STICKY_QUEUE_TIMEOUT_MS = 5 * 60_000;
+
 const optionalString = z
   .string()
   .transform((s) => s.trim())
@@ -102,6 +108,17 @@ const EnvSchema = z.object({
   DURABLE_AGENT_LOG_LEVEL: z.enum(['TRACE', 'DEBUG', 'INFO', 'WARN', 'ERROR']).default('INFO'),
   DURABLE_AGENT_LOG_FORMAT: z.enum(['text', 'json'], { message: 'must be text or json' }).default('text'),
   DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES: z.coerce.number().int().min(1).max(1000).default(100),
+  DURABLE_AGENT_STICKY_QUEUE_TIMEOUT: z
+    .string()
+    .trim()
+    .refine(
+      (v) => {
+        const ms = durationMs(v);
+        return ms !== null && ms >= MIN_STICKY_QUEUE_TIMEOUT_MS && ms <= MAX_STICKY_QUEUE_TIMEOUT_MS;
+      },
+      { message: 'must be a duration from 1s to 5m, e.g. 3s or 10s' },
+    )
+    .optional(),
   OPENAI_API_KEY: optionalString,
   OPENAI_BASE_URL: z.url({ message: 'must be a URL such as http://127.0.0.1:11434/v1' }).optional(),
   ANTHROPIC_API_KEY: optionalString,
@@ -200,6 +217,12 @@ export interface WorkerConfig extends ActivitiesConfig {
   logLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   logFormat: 'text' | 'json';
   maxConcurrentActivities: number;
+  /**
+   * How long a run's next task waits for the worker that keeps the run in memory (its sticky queue)
+   * before any worker may take it; the SDK's 10 s when undefined. A worker that died without shutting
+   * down holds its runs this long.
+   */
+  stickyQueueTimeoutMs?: number;
   tracing: TracingConfig;
   metrics: MetricsConfig;
   /** Where content kept by reference lives (see activities/content). */
@@ -318,6 +341,9 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     logLevel: e.DURABLE_AGENT_LOG_LEVEL,
     logFormat: e.DURABLE_AGENT_LOG_FORMAT,
     maxConcurrentActivities: e.DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES,
+    ...(e.DURABLE_AGENT_STICKY_QUEUE_TIMEOUT
+      ? { stickyQueueTimeoutMs: durationMs(e.DURABLE_AGENT_STICKY_QUEUE_TIMEOUT) as number }
+      : {}),
     tracing: {
       exporter: e.DURABLE_AGENT_TRACING,
       endpoint:

@@ -164,6 +164,9 @@ export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worke
         }
       : {}),
     maxConcurrentActivityTaskExecutions: opts.config.maxConcurrentActivities,
+    ...(opts.config.stickyQueueTimeoutMs !== undefined
+      ? { stickyQueueScheduleToStartTimeout: opts.config.stickyQueueTimeoutMs }
+      : {}),
     ...(opts.config.versioning
       ? { workerDeploymentOptions: workerDeploymentOptions(opts.config.versioning) }
       : {}),

@@ -10,6 +10,7 @@ import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import type { EmailErrorType } from '../../shared/tools/email';
 import { SendEmailArgs } from '../../shared/tools/email';
 import { formatZodIssues } from '../../shared/tools/define';
+import { heartbeatEvery } from '../heartbeats';
 import type { EmailStallPoint, ResolvedAccount } from './config';
 import type { EmailConnections } from './connections';
 import { scopeOf } from './connections';
@@ -165,7 +166,7 @@ export async function sendEmail(
   const copy = await copyNode.build();
 
   let phase = 'checking the Sent folder';
-  const beat = setInterval(() => ctx.heartbeat({ phase }), 2000);
+  const beat = setInterval(() => ctx.heartbeat({ phase }), heartbeatEvery(2000, ctx.info));
   ctx.heartbeat({ phase });
   let record: SentRecord | undefined;
   try {

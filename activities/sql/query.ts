@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
+import { heartbeatEvery } from '../heartbeats';
 import { formatZodIssues } from '../../shared/tools/define';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { SqlQueryArgs } from '../../shared/tools/sql';
@@ -51,7 +52,7 @@ export interface SqlQueryDeps {
 const CURSOR_TYPES = new Set(['SELECT', 'VALUES']);
 const CURSOR = 'durable_agent_rows';
 
-/** How often a running call heartbeats (the tool's heartbeatTimeout is 15 s). */
+/** How often a running call heartbeats unless its heartbeat timeout is short (the tool's is 15 s). */
 const HEARTBEAT_MS = 3000;
 
 /** A statement error the session survived (it rolled back): returned to the model, not thrown. */
@@ -330,7 +331,7 @@ export async function sqlQuery(deps: SqlQueryDeps, input: SqlQueryInput): Promis
   const limits = { maxRows, maxBytes: config.maxResultBytes };
   const finish = (result: StatementResult) => formatQueryResult(toData(result), limits);
 
-  const beat = setInterval(() => ctx.heartbeat(), HEARTBEAT_MS);
+  const beat = setInterval(() => ctx.heartbeat(), heartbeatEvery(HEARTBEAT_MS, ctx.info));
   try {
     let outcome: Outcome | StatementFailed;
     try {

@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
+import { heartbeatEvery } from '../heartbeats';
 import { formatZodIssues } from '../../shared/tools/define';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { SqlSchemaArgs } from '../../shared/tools/sql';
@@ -294,7 +295,7 @@ export async function sqlSchema(deps: SqlSchemaDeps, input: SqlSchemaInput): Pro
   const key = `${run}\n${conn.name}`;
   let full = deps.cache.get(key);
   if (!full) {
-    const beat = setInterval(() => ctx.heartbeat(), 3000);
+    const beat = setInterval(() => ctx.heartbeat(), heartbeatEvery(3000, ctx.info));
     try {
       const roleProblem = await deps.connections.checkRole(conn);
       if (roleProblem) throw sqlFailure('SqlConfigError', roleProblem);

@@ -1,8 +1,10 @@
+import type { Duration } from '@temporalio/common';
+import { msToNumber } from '@temporalio/common/lib/time';
 import { z } from 'zod';
 import { schemaOnce } from '../schema-once';
 import { SIZE_BUDGETS, formatBytes, jsonBytes, overBudgetMessage, utf8Bytes } from '../temporal-limits';
 import { ModelChoiceSchema } from '../model';
-import { TOOL_NAMES } from '../tools/registry';
+import { TOOL_NAMES, findTool } from '../tools/registry';
 import { isMcpRef, parseMcpRef } from '../tools/mcp';
 import { inboxUserProblem } from '../identifiers';
 import { ApprovalPolicySchema, approvalPolicyProblems } from '../approvals';
@@ -36,6 +38,81 @@ const DurationSchema = schemaOnce('shared/agent#DurationSchema', () =>
       ),
   ]),
 );
+
+/** The shortest timeout a run may give a tool's activity (`policy.toolTimeouts`). */
+export const MIN_TOOL_TIMEOUT_MS = 1000;
+
+/** Milliseconds of a duration the schema accepted; undefined when unreadable (its own issue says why). */
+function durationMsOf(d: number | string): number | undefined {
+  try {
+    // Temporal's reader takes "30 seconds" and "30s" but no other white space.
+    return Math.round(typeof d === 'number' ? d : msToNumber(d.replace(/\s+/g, '') as Duration));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A timeout of a tool's activity, kept as milliseconds: the workflow hands it to Temporal as it is,
+ * and a duration Temporal could not read there would fail the workflow task rather than the run.
+ */
+const ToolTimeoutSchema = schemaOnce('shared/agent#ToolTimeoutSchema', () =>
+  DurationSchema.transform((d) => durationMsOf(d) ?? 0).refine((ms) => ms >= MIN_TOOL_TIMEOUT_MS, {
+    message: `must be at least ${MIN_TOOL_TIMEOUT_MS / 1000} second`,
+  }),
+);
+
+/** Timeouts of one tool's activity that replace the ones the tool declares (shared/tools/). */
+const ToolTimeoutsSchema = schemaOnce('shared/agent#ToolTimeoutsSchema', () =>
+  z
+    .object({
+      startToCloseTimeout: ToolTimeoutSchema.optional().describe('Longest one attempt of a call may run'),
+      heartbeatTimeout: ToolTimeoutSchema.optional().describe(
+        'How long after its worker died an attempt is retried elsewhere (tools that heartbeat on a clock)',
+      ),
+    })
+    .strict(),
+);
+
+/** Timeouts a run gives one tool's activity (`policy.toolTimeouts`), in milliseconds. */
+export type ToolTimeouts = z.output<typeof ToolTimeoutsSchema>;
+
+/** Checks `policy.toolTimeouts`: built-in tools, a heartbeat only where the tool beats on a clock. */
+function checkToolTimeouts(timeouts: Record<string, ToolTimeouts>, ctx: z.RefinementCtx): void {
+  for (const [name, t] of Object.entries(timeouts)) {
+    const def = findTool(name);
+    if (!def) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `"${name.slice(0, 80)}" is not a built-in tool; timeouts can be set for ${TOOL_NAMES.join(', ')}`,
+      });
+      continue;
+    }
+    const declared = def.activity;
+    if (t.heartbeatTimeout !== undefined && !declared.heartbeatsOnClock) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [name, 'heartbeatTimeout'],
+        message: declared.heartbeatTimeout
+          ? `${name} heartbeats as it makes progress, not on a clock: only its startToCloseTimeout can be set`
+          : `${name} does not heartbeat: only its startToCloseTimeout can be set`,
+      });
+      continue;
+    }
+    const heartbeat = t.heartbeatTimeout ?? declared.heartbeatTimeout;
+    const startToClose = t.startToCloseTimeout ?? declared.startToCloseTimeout;
+    const heartbeatMs = heartbeat === undefined ? undefined : durationMsOf(heartbeat);
+    const startToCloseMs = durationMsOf(startToClose);
+    if (heartbeatMs !== undefined && startToCloseMs !== undefined && heartbeatMs >= startToCloseMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `${name}: the heartbeatTimeout (${String(heartbeat)}) must be shorter than the startToCloseTimeout (${String(startToClose)})`,
+      });
+    }
+  }
+}
 
 /** Limits and rules for one run. */
 export const PolicySchema = schemaOnce('shared/agent#PolicySchema', () =>
@@ -115,6 +192,13 @@ export const PolicySchema = schemaOnce('shared/agent#PolicySchema', () =>
         .max(32)
         .default(DEFAULT_MAX_CHILD_AGENTS)
         .describe('Sub-agents one run has running at once; a call past it gets a tool error'),
+      toolTimeouts: z
+        .record(z.string(), ToolTimeoutsSchema)
+        .superRefine(checkToolTimeouts)
+        .optional()
+        .describe(
+          'Timeouts of built-in tools’ activities over their own, per tool: startToCloseTimeout and, for tools that heartbeat on a clock, heartbeatTimeout (at least 1 second each)',
+        ),
       continueAsNewAfterSteps: z
         .number()
         .int()

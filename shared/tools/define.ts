@@ -10,6 +10,12 @@ export interface ToolActivityOptions {
   startToCloseTimeout: Duration;
   /** Set for tools that run long: they heartbeat, and a dead worker is noticed after this long. */
   heartbeatTimeout?: Duration;
+  /**
+   * Set when the activity heartbeats on a clock, at least every third of the heartbeat timeout its
+   * call was given (activities/heartbeats.ts), rather than as it makes progress: a run may then
+   * shorten its `heartbeatTimeout` (`policy.toolTimeouts`) without a live call being taken for a dead one.
+   */
+  heartbeatsOnClock?: true;
   maximumAttempts?: number;
   initialInterval?: Duration;
   nonRetryableErrorTypes?: string[];

@@ -189,6 +189,7 @@ export const sendEmailTool = defineTool({
     startToCloseTimeout: '5 minutes',
     // Short, so a crashed worker's send is picked up (and checked against its record) quickly.
     heartbeatTimeout: '15 seconds',
+    heartbeatsOnClock: true,
     initialInterval: '2 seconds',
     maximumAttempts: 5,
     nonRetryableErrorTypes: [...NON_RETRYABLE_EMAIL_ERRORS],

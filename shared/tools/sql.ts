@@ -93,6 +93,7 @@ const activity: ToolActivityOptions = {
   // heartbeats notice a dead worker long before this.
   startToCloseTimeout: '15 minutes',
   heartbeatTimeout: '15 seconds',
+  heartbeatsOnClock: true,
   maximumAttempts: 5,
   nonRetryableErrorTypes: [...NON_RETRYABLE_SQL_ERRORS],
 };

@@ -22,5 +22,10 @@ export const waitTool = defineTool({
   sign: 'w',
   inputs: WaitArgs,
   output: 'how long it waited',
-  activity: { startToCloseTimeout: '2 hours', heartbeatTimeout: '5 seconds', maximumAttempts: 5 },
+  activity: {
+    startToCloseTimeout: '2 hours',
+    heartbeatTimeout: '5 seconds',
+    heartbeatsOnClock: true,
+    maximumAttempts: 5,
+  },
 });

@@ -53,12 +53,17 @@ function sendInput(subject: string, localActivities: Policy['localActivities'] =
       ],
     },
     tools: ['send_email'],
-    policy: { approvals: { tools: { send_email: 'never' } }, localActivities },
+    // The killed worker's send is noticed after 5 s rather than the tool's 15 s.
+    policy: {
+      approvals: { tools: { send_email: 'never' } },
+      localActivities,
+      toolTimeouts: { send_email: { heartbeatTimeout: '5 seconds' } },
+    },
   };
 }
 
 // The four cases run at once (each its own task queue, workers, message and config files): most of a
-// case is waiting for the killed worker's heartbeat timeout.
+// case is waiting for the killed worker's heartbeat timeout and sticky queue.
 const CASES = [
   [
     'smtp-accepted',
@@ -86,6 +91,9 @@ describe('worker SIGKILLed', () => {
         TEMPORAL_ADDRESS: dev.fx.address,
         DURABLE_AGENT_TASK_QUEUE: taskQueue,
         DA_TEST_MAIL_PASSWORD: AGENT.password,
+        // Once the retried send finished, the run's next task waits 2 s (not the SDK's 10 s) for the
+        // killed worker that kept the run in memory.
+        DURABLE_AGENT_STICKY_QUEUE_TIMEOUT: '2s',
       };
       const first = await startWorkerProcess({
         ...base,

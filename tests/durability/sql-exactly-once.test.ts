@@ -32,12 +32,23 @@ function run(turns: ScriptedTurn[], localActivities: Policy['localActivities']):
     task: 'update stock',
     model: { provider: 'scripted', turns },
     tools: ['sql_query'],
-    // These runs test the tool: the user lets writes run without asking.
-    policy: { approvals: { tools: { sql_query: 'never' } }, localActivities },
+    // These runs test the tool: the user lets writes run without asking. The killed worker's call is
+    // noticed after 5 s rather than the tool's 15 s (see STICKY below).
+    policy: {
+      approvals: { tools: { sql_query: 'never' } },
+      localActivities,
+      toolTimeouts: { sql_query: { heartbeatTimeout: '5 seconds' } },
+    },
   };
 }
 
 type Engine = 'postgres' | 'mysql' | 'pglite';
+
+/**
+ * The workers' sticky queue timeout: once the retried call finished, the run's next task waits this
+ * long (not the SDK's 10 s) for the killed worker that kept the run in memory.
+ */
+const STICKY = { DURABLE_AGENT_STICKY_QUEUE_TIMEOUT: '2s' };
 
 /** The connection settings (minus testHooks) and the env the worker needs, per engine. */
 async function target(
@@ -62,7 +73,7 @@ async function target(
 
 // sql_query is never local; with localActivities 'auto' the model calls around it are. The four
 // cases run at once (each its own task queue, workers, schema or data folder, config files): most of
-// a case is waiting for the killed worker's heartbeat timeout.
+// a case is waiting for the killed worker's heartbeat timeout and sticky queue.
 describe('a worker SIGKILLed after the write committed', () => {
   test.concurrent.each([
     ['postgres', 'never'],
@@ -75,7 +86,12 @@ describe('a worker SIGKILLed after the write committed', () => {
       const p = engine === 'mysql' ? '?' : '$1';
       const { connection, env } = await target(engine);
       const taskQueue = uid('sql-crash');
-      const base = { TEMPORAL_ADDRESS: dev.fx.address, DURABLE_AGENT_TASK_QUEUE: taskQueue, ...env };
+      const base = {
+        TEMPORAL_ADDRESS: dev.fx.address,
+        DURABLE_AGENT_TASK_QUEUE: taskQueue,
+        ...STICKY,
+        ...env,
+      };
       const first = await startWorkerProcess({
         ...base,
         DURABLE_AGENT_CONFIG: configFile(`stall-${engine}-${mode}`, {
@@ -144,6 +160,12 @@ describe('a worker SIGKILLed after the write committed', () => {
           .map((e) => e.activityTaskStartedEventAttributes?.attempt)
           .filter((a): a is number => typeof a === 'number');
         expect(Math.max(...attempts)).toBeGreaterThanOrEqual(2);
+        // Both calls were scheduled with the run's heartbeat timeout, not the tool's own.
+        const heartbeats = (history.events ?? [])
+          .map((e) => e.activityTaskScheduledEventAttributes)
+          .filter((a) => a?.activityType?.name === 'sql_query')
+          .map((a) => String(a?.heartbeatTimeout?.seconds));
+        expect(heartbeats).toEqual(['5', '5']);
 
         // A second run reads the stock and the write records through the tool: one decrement, one record.
         const before = Number(

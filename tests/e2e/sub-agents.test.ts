@@ -45,7 +45,9 @@ test.concurrent(
   'a worker SIGKILLed while a child runs: the run finishes, one child, its call run again elsewhere',
   async () => {
     const taskQueue = uid('sub-agents-kill');
-    const env = { ...dev.env, DURABLE_AGENT_TASK_QUEUE: taskQueue };
+    // Once the retried wait finished, each run's next task waits 2 s (not the SDK's 10 s) for the
+    // killed worker that kept it in memory.
+    const env = { ...dev.env, DURABLE_AGENT_TASK_QUEUE: taskQueue, DURABLE_AGENT_STICKY_QUEUE_TIMEOUT: '2s' };
     const first = await startWorkerProcess(env);
     const id = uid('team');
     const input: AgentInput = {

@@ -102,7 +102,13 @@ async function acceptedNotifications(
 test(`${FLOOD} maximum-size notifications with the worker SIGKILLed twice: nothing terminated, nothing silently dropped`, async () => {
   const taskQueue = uid('flood-tq');
   const target = inboxWorkflowId(uid('flood'));
-  const env = { TEMPORAL_ADDRESS: dev.fx.address, DURABLE_AGENT_TASK_QUEUE: taskQueue };
+  // After a kill, the inbox's next task waits 2 s (not the SDK's 10 s) for the killed worker that
+  // kept it in memory before the next worker may take it.
+  const env = {
+    TEMPORAL_ADDRESS: dev.fx.address,
+    DURABLE_AGENT_TASK_QUEUE: taskQueue,
+    DURABLE_AGENT_STICKY_QUEUE_TIMEOUT: '2s',
+  };
   let worker: WorkerProcess = await startWorkerProcess(env);
   const outcomes: Record<string, number> = {};
   const stored = new Map<string, NotifyResult>();

@@ -65,6 +65,51 @@ test('agent input validation names every bad field', () => {
   expect(msg).toMatch(/Unrecognized key: "extra"/);
 });
 
+test('policy.toolTimeouts: built-in tools only, at least 1 second, a heartbeat only where the tool beats on a clock', () => {
+  const parse = (toolTimeouts: unknown) =>
+    AgentInputSchema.safeParse({
+      task: 'x',
+      model: { provider: 'scripted', script: 'demo' },
+      policy: { toolTimeouts },
+    });
+  const ok = parse({
+    sql_query: { heartbeatTimeout: '5 seconds' },
+    web_search: { startToCloseTimeout: 90_000 },
+  });
+  expect(ok.success).toBe(true);
+  // Kept as milliseconds: the workflow hands them to Temporal as they are.
+  expect(ok.data?.policy.toolTimeouts).toEqual({
+    sql_query: { heartbeatTimeout: 5000 },
+    web_search: { startToCloseTimeout: 90_000 },
+  });
+  expect(parse(undefined).data?.policy.toolTimeouts).toBeUndefined();
+  const problems = (toolTimeouts: unknown) => {
+    const r = parse(toolTimeouts);
+    expect(r.success).toBe(false);
+    return formatZodIssues(r.error!);
+  };
+  expect(problems({ 'mcp:files/read': { startToCloseTimeout: '1m' } })).toMatch(
+    /policy\.toolTimeouts\.mcp:files\/read: "mcp:files\/read" is not a built-in tool; timeouts can be set for get_time, /,
+  );
+  expect(problems({ sql_query: { heartbeatTimeout: '500ms' } })).toMatch(
+    /policy\.toolTimeouts\.sql_query\.heartbeatTimeout: must be at least 1 second/,
+  );
+  expect(problems({ calculator: { heartbeatTimeout: '5s' } })).toMatch(
+    /calculator does not heartbeat: only its startToCloseTimeout can be set/,
+  );
+  expect(problems({ fetch_email: { heartbeatTimeout: '5s' } })).toMatch(
+    /fetch_email heartbeats as it makes progress, not on a clock/,
+  );
+  // The tool's own heartbeat timeout (15 s) against the run's start-to-close timeout.
+  expect(problems({ sql_query: { startToCloseTimeout: '10 seconds' } })).toMatch(
+    /sql_query: the heartbeatTimeout \(15 seconds\) must be shorter than the startToCloseTimeout \(10000\)/,
+  );
+  expect(problems({ send_email: { heartbeatTimeout: 'soon' } })).toMatch(
+    /send_email\.heartbeatTimeout: use milliseconds or text such as "30 seconds"/,
+  );
+  expect(problems({ wait: { retries: 3 } })).toMatch(/Unrecognized key: "retries"/);
+});
+
 test('--model values parse into model choices, with a clear error otherwise', () => {
   expect(parseModelSpec('scripted:demo')).toEqual({ provider: 'scripted', script: 'demo' });
   expect(parseModelSpec('openai:gpt-4o-mini')).toEqual({ provider: 'openai', model: 'gpt-4o-mini' });

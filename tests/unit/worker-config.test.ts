@@ -27,6 +27,12 @@ test('a bad variable fails fast and names it', () => {
   expect(() => loadWorkerConfig({ DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES: '0' })).toThrow(
     /DURABLE_AGENT_MAX_CONCURRENT_ACTIVITIES/,
   );
+  expect(loadWorkerConfig({}).stickyQueueTimeoutMs).toBeUndefined();
+  expect(loadWorkerConfig({ DURABLE_AGENT_STICKY_QUEUE_TIMEOUT: '3s' }).stickyQueueTimeoutMs).toBe(3000);
+  for (const bad of ['500ms', '0s', '10m', 'soon'])
+    expect(() => loadWorkerConfig({ DURABLE_AGENT_STICKY_QUEUE_TIMEOUT: bad })).toThrow(
+      /DURABLE_AGENT_STICKY_QUEUE_TIMEOUT: must be a duration from 1s to 5m/,
+    );
 });
 
 test('keys are read from the environment and blank ones count as missing', () => {

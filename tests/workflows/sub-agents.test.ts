@@ -378,4 +378,39 @@ describe('sub-agents', () => {
       expect(s.agents?.[0]?.steps).toBe(3);
     });
   });
+  it('a child gets the parent’s tool timeouts, its own policy’s entry for a tool over the parent’s', async () => {
+    await withWorker(async (taskQueue) => {
+      const handle = await start(taskQueue, {
+        task: 'time it',
+        model: scripted(callTurn(['timer', { task: 'now' }, 't']), answerTurn('{{result:t}}')),
+        policy: {
+          toolTimeouts: {
+            calculator: { startToCloseTimeout: '7 seconds' },
+            get_time: { startToCloseTimeout: '8 seconds' },
+          },
+        },
+        agents: {
+          timer: {
+            description: 'Tells the time and adds',
+            model: scripted(
+              callTurn(['get_time', { timezone: 'UTC' }, 'g'], ['calculator', { expression: '1+1' }, 'c']),
+              answerTurn('done'),
+            ),
+            tools: ['get_time', 'calculator'],
+            policy: { toolTimeouts: { get_time: { startToCloseTimeout: '9 seconds' } } },
+          },
+        },
+      });
+      expect(((await handle.result()) as AgentResult).answer).toBe('done');
+      const child = temporal.env.client.workflow.getHandle(childWorkflowId(handle.workflowId, 't'));
+      const history = await child.fetchHistory();
+      const scheduled = Object.fromEntries(
+        (history.events ?? [])
+          .map((e) => e.activityTaskScheduledEventAttributes)
+          .filter((a) => a?.activityType?.name === 'get_time' || a?.activityType?.name === 'calculator')
+          .map((a) => [a?.activityType?.name, Number(a?.startToCloseTimeout?.seconds)]),
+      );
+      expect(scheduled).toEqual({ calculator: 7, get_time: 9 });
+    });
+  });
 });

@@ -7,6 +7,7 @@ import type {
   RunDefaultsActivities,
   ToolActivity,
 } from '../../activities/types';
+import type { ToolTimeouts } from '../../shared/agent/input';
 import type { ToolDefinition } from '../../shared/tools/define';
 import { TOOL_REGISTRY } from '../../shared/tools/registry';
 
@@ -58,11 +59,12 @@ function localOptions(options: ActivityOptions): LocalActivityOptions {
   };
 }
 
-function toolActivityOptions(def: ToolDefinition): ActivityOptions {
+/** The options of a tool's activity: what the tool declares, with a run's own timeouts over them. */
+function toolActivityOptions(def: ToolDefinition, timeouts?: ToolTimeouts): ActivityOptions {
   const a = def.activity;
   return {
-    startToCloseTimeout: a.startToCloseTimeout,
-    heartbeatTimeout: a.heartbeatTimeout,
+    startToCloseTimeout: timeouts?.startToCloseTimeout ?? a.startToCloseTimeout,
+    heartbeatTimeout: timeouts?.heartbeatTimeout ?? a.heartbeatTimeout,
     // Cancelling a run waits for running tools to stop and clean up, so nothing runs on unseen.
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: {
@@ -101,3 +103,23 @@ export const LOCAL_TOOL_ACTIVITIES: Readonly<Record<string, ToolActivity>> = Obj
       ]),
   ),
 );
+
+/**
+ * The activity a run calls a built-in tool with: the preset of the tool (its local form when `local`
+ * and the tool has one), or, when the run's `policy.toolTimeouts` sets the tool's timeouts, the same
+ * activity with those. Only the options of the scheduled activity differ, so runs without the
+ * setting schedule exactly what they did before it existed.
+ */
+export function toolActivity(
+  def: ToolDefinition,
+  local: boolean,
+  timeouts: ToolTimeouts | undefined,
+): ToolActivity | undefined {
+  const runsLocally = local && def.local === true;
+  if (!timeouts)
+    return (runsLocally ? LOCAL_TOOL_ACTIVITIES[def.name] : undefined) ?? TOOL_ACTIVITIES[def.name];
+  const options = toolActivityOptions(def, timeouts);
+  return runsLocally
+    ? proxyLocalActivities<Record<string, ToolActivity>>(localOptions(options))[def.name]
+    : proxyActivities<Record<string, ToolActivity>>(options)[def.name];
+}

@@ -364,6 +364,11 @@ export class SubAgents {
     const parent = this.host.input;
     const own = spec.policy ?? {};
     const prices = { ...(parent.policy.prices ?? {}), ...((own.prices as object | undefined) ?? {}) };
+    // Tool by tool, as prices: the child's own entry for a tool replaces the parent's.
+    const toolTimeouts = {
+      ...(parent.policy.toolTimeouts ?? {}),
+      ...((own.toolTimeouts as object | undefined) ?? {}),
+    };
     const ownDepth = typeof own.maxAgentDepth === 'number' ? own.maxAgentDepth : parent.policy.maxAgentDepth;
     return {
       task: childTask(args, spec.input),
@@ -381,6 +386,7 @@ export class SubAgents {
         ...(r.costUsd !== undefined ? { maxCostUsd: r.costUsd } : {}),
         ...(r.wallClockMs !== undefined ? { maxWallClock: r.wallClockMs } : {}),
         ...(Object.keys(prices).length ? { prices } : {}),
+        ...(Object.keys(toolTimeouts).length ? { toolTimeouts } : {}),
         maxAgentDepth: Math.min(ownDepth, parent.policy.maxAgentDepth),
       },
       ...(parent.notify ? { notify: parent.notify } : {}),

@@ -8,7 +8,7 @@ import type { ConversationMessage, ToolMessageContent } from '../../shared/conve
 import type { ToolDefinition, ToolResult } from '../../shared/tools/define';
 import { checkToolArgs } from '../../shared/tools/define';
 import { findTool } from '../../shared/tools/registry';
-import { LOCAL_TOOL_ACTIVITIES, TOOL_ACTIVITIES } from './activities';
+import { toolActivity } from './activities';
 import type { ApprovalHost } from './approvals';
 import { ApprovalGate, INTERRUPTED } from './approvals';
 import type { McpToolbox } from './mcp';
@@ -254,7 +254,7 @@ export class ToolRunner {
       const notifyUser = this.host.input.notify?.user;
       const activity = mcp
         ? this.host.mcp.activity(mcp, this.host.localTools)
-        : ((this.host.localTools ? LOCAL_TOOL_ACTIVITIES[name] : undefined) ?? TOOL_ACTIVITIES[name]);
+        : toolActivity(def, this.host.localTools, this.host.input.policy.toolTimeouts?.[name]);
       const result = await (activity as ToolActivity)({
         toolCallId,
         args,
