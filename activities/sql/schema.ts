@@ -25,6 +25,11 @@ export interface ColumnInfo {
   name: string;
   type: string;
   nullable: boolean;
+  /**
+   * Every value of a text column that holds few, repeated ones (a status, a category, a country),
+   * sorted: a query's condition must match them as stored ('delivered', not 'Delivered').
+   */
+  values?: string[];
 }
 
 /** One table (or view) as sql_schema reports it. */
@@ -57,6 +62,17 @@ const MAX_DESCRIBED_TABLES = 200;
 /** Schemas cached per worker; the oldest is dropped first. */
 const CACHE_ENTRIES = 256;
 const SCHEMA_TIMEOUT_FLOOR_MS = 15_000;
+/** A text column's values are shown when it holds at most this many distinct ones... */
+const MAX_SHOWN_VALUES = 12;
+/** ...each of them repeated: the table has at least this many rows per distinct value... */
+const ROWS_PER_VALUE = 2;
+/** ...and none longer than this (codes and labels, not free text). */
+const MAX_VALUE_CHARS = 40;
+/** Columns whose values one sql_schema call reads at most (one bounded query each). */
+const MAX_VALUE_COLUMNS = 40;
+/** Column types whose values may be shown: text of either dialect (MySQL's enum names its values already). */
+const TEXT_TYPE =
+  /^(text|citext|character varying|character|varchar|char|nvarchar|nchar|tinytext|mediumtext)\b/i;
 
 /** Introspection cache keyed by workflow run id + connection name (a run sees one schema). */
 export class SchemaCache {
@@ -149,7 +165,7 @@ async function postgresSchema(s: SqlSession): Promise<TableInfo[]> {
     }
     out.push(info);
   }
-  await fillCounts(s, out, (t) => `${quotePg(t.schema)}.${quotePg(t.name)}`);
+  await fillCounts(s, out, (t) => `${quotePg(t.schema)}.${quotePg(t.name)}`, quotePg);
   return out;
 }
 
@@ -194,7 +210,7 @@ async function mysqlSchema(s: SqlSession): Promise<TableInfo[]> {
     }
     out.push(info);
   }
-  await fillCounts(s, out, (t) => quoteMy(t.name));
+  await fillCounts(s, out, (t) => quoteMy(t.name), quoteMy);
   return out;
 }
 
@@ -214,17 +230,69 @@ function describe(raw: RawTable, shownName: string): Pending {
   };
 }
 
-/** Counts small tables exactly (bounded by COUNT_BELOW rows each); keeps the estimate for big ones. */
-async function fillCounts(s: SqlSession, tables: TableInfo[], from: (t: Pending) => string): Promise<void> {
+/**
+ * Counts small tables exactly (bounded by COUNT_BELOW rows each) and reads their few-valued text
+ * columns' values; keeps the estimate for big ones.
+ */
+async function fillCounts(
+  s: SqlSession,
+  tables: TableInfo[],
+  from: (t: Pending) => string,
+  quote: (id: string) => string,
+): Promise<void> {
+  const valueColumns = { left: MAX_VALUE_COLUMNS };
   for (const t of tables as Pending[]) {
     if (t.kind === 'table' && (t.estimate === null || t.estimate < COUNT_BELOW)) {
       const n = await exactCount(s, from(t));
       t.rows = n;
       t.rowsExact = n < COUNT_BELOW;
       if (!t.rowsExact && t.estimate !== null) t.rows = Math.max(n, t.estimate);
+      if (t.rowsExact) await fillValues(s, t, from(t), quote, valueColumns);
     }
     delete (t as Partial<Pending>).estimate;
     delete (t as Partial<Pending>).schema;
+  }
+}
+
+/**
+ * Reads the values of a small table's text columns that hold few, repeated ones (a status, a
+ * category): a model writing `WHERE status = ...` must know what is stored. Each query is bounded
+ * (the table has under COUNT_BELOW rows; at most MAX_SHOWN_VALUES + 1 values come back), and one
+ * sql_schema call reads at most MAX_VALUE_COLUMNS columns.
+ */
+async function fillValues(
+  s: SqlSession,
+  t: TableInfo,
+  from: string,
+  quote: (id: string) => string,
+  valueColumns: { left: number },
+): Promise<void> {
+  const rows = t.rows ?? 0;
+  for (const c of t.columns) {
+    if (valueColumns.left <= 0 || rows < ROWS_PER_VALUE) return;
+    if (!TEXT_TYPE.test(c.type) || t.primaryKey.includes(c.name)) continue;
+    valueColumns.left -= 1;
+    const col = quote(c.name);
+    // In a savepoint: a column this role may not read (a column-level grant) is skipped, and the
+    // transaction goes on (PostgreSQL would abort it on the error).
+    await s.command('SAVEPOINT column_values');
+    let values: string[];
+    try {
+      const res = await s.query(
+        `SELECT DISTINCT ${col} FROM ${from} WHERE ${col} IS NOT NULL ORDER BY 1 LIMIT ${MAX_SHOWN_VALUES + 1}`,
+      );
+      values = res.rows.map((r) => String(r[0]));
+      await s.command('RELEASE SAVEPOINT column_values');
+    } catch {
+      await s.command('ROLLBACK TO SAVEPOINT column_values');
+      continue;
+    }
+    const shown =
+      values.length > 0 &&
+      values.length <= MAX_SHOWN_VALUES &&
+      rows >= ROWS_PER_VALUE * values.length &&
+      values.every((v) => v.length <= MAX_VALUE_CHARS && ![...v].some((ch) => ch < ' '));
+    if (shown) c.values = values;
   }
 }
 
@@ -249,6 +317,11 @@ async function introspect(conn: ResolvedConnection, signal: AbortSignal): Promis
   );
 }
 
+/** Values as SQL string literals, `'paid', 'shipped'`, to be copied into a query. */
+export function sqlValues(values: readonly string[]): string {
+  return values.map((v) => `'${v.replace(/'/g, "''")}'`).join(', ');
+}
+
 /** What the model reads: one block per table. */
 export function formatSchema(data: SqlSchemaData, missing: string[]): string {
   const lines: string[] = [
@@ -259,7 +332,10 @@ export function formatSchema(data: SqlSchemaData, missing: string[]): string {
     if (i >= MAX_DESCRIBED_TABLES) return;
     const rows = t.rows === null ? 'rows unknown' : `${t.rowsExact ? '' : '~'}${t.rows} rows`;
     lines.push('', `${t.name}${t.kind === 'view' ? ' (view)' : ''} — ${rows}`);
-    for (const c of t.columns) lines.push(`  ${c.name} ${c.type}${c.nullable ? '' : ' NOT NULL'}`);
+    for (const c of t.columns)
+      lines.push(
+        `  ${c.name} ${c.type}${c.nullable ? '' : ' NOT NULL'}${c.values ? ` — values: ${sqlValues(c.values)}` : ''}`,
+      );
     if (t.primaryKey.length) lines.push(`  PRIMARY KEY (${t.primaryKey.join(', ')})`);
     for (const fk of t.foreignKeys) lines.push(`  FOREIGN KEY ${fk}`);
   });

@@ -120,13 +120,14 @@ export const sqlQueryTool = defineTool({
 export const sqlSchemaTool = defineTool({
   name: 'sql_schema',
   description:
-    'Lists the tables of a configured database with their columns and types, primary and foreign keys, and estimated row counts, so you can write correct SQL for sql_query.',
+    'Lists the tables of a configured database with their columns and types, primary and foreign keys, estimated row counts and, for text columns with a few repeated values (a status, a category), those values, so you can write correct SQL for sql_query.',
   description_zh:
-    '列出已配置数据库的表及其列和类型、主键与外键以及估计行数，便于为 sql_query 编写正确的 SQL。',
+    '列出已配置数据库的表及其列和类型、主键与外键、估计行数，以及取值少且重复的文本列（如状态、类别）的取值，便于为 sql_query 编写正确的 SQL。',
   category: 'database',
   sign: 'z',
   inputs: SqlSchemaArgs,
-  output: 'one block per table: name, row estimate, columns with types and NOT NULL, keys',
+  output:
+    'one block per table: name, row estimate, columns with types and NOT NULL (and the values of few-valued text columns), keys',
   // A catalogue read. sql_query is never local: a writable connection may change rows with it.
   local: true,
   activity,

@@ -11,8 +11,10 @@ import { DatabaseConnectionSchema } from '../../activities/sql/config';
 import { createEngine } from '../../activities/sql/connections';
 import type { SqlDialect } from '../../activities/sql/guard';
 import type { SqlQueryData } from '../../activities/sql/results';
+import type { SqlSchemaData } from '../../activities/sql/schema';
 import { WRITE_RECORD_TABLE } from '../../activities/sql/write-record';
 import { SQL_CORPUS } from '../../testkit/sql-corpus';
+import { uid } from '../../testkit/temporal';
 import type { SqlFixture } from '../../testkit/sql-fixtures';
 import {
   MYSQL_URL,
@@ -286,6 +288,40 @@ describe.each(REAL)('on the real %s server', (engine) => {
       expect(one.content).toContain('No such table: nope.');
     } finally {
       await fx.admin('DROP TABLE late_table');
+    }
+  });
+
+  test('sql_schema lists the values of text columns that hold few, repeated ones, and no others', async () => {
+    const text = dialect === 'mysql' ? 'VARCHAR(60)' : 'varchar(60)';
+    await fx.admin(
+      `CREATE TABLE tickets (id integer PRIMARY KEY, state ${text} NOT NULL, owner ${text} NOT NULL, note ${text}, code ${text} NOT NULL)`,
+    );
+    try {
+      const long = 'a label far longer than forty characters, so free text';
+      const rows = Array.from({ length: 30 }, (_, i) => {
+        const state = ['open', 'closed', "won't fix"][i % 3] as string;
+        const note = i % 2 ? 'NULL' : `'${i % 4 ? 'short' : long}'`;
+        return `(${i}, '${state.replace(/'/g, "''")}', 'owner-${i % 15}', ${note}, 'T-${i}')`;
+      });
+      await fx.admin(`INSERT INTO tickets VALUES ${rows.join(', ')}`);
+      const res = await runActivity(
+        tools.activities.sql_schema,
+        { connection: 'ro', tables: ['tickets'] },
+        { runId: uid('run-values') },
+      );
+      // 3 states in 30 rows: listed as SQL literals, sorted, quote escaped.
+      expect(res.content).toMatch(
+        / {2}state [a-z ]+\(60\) NOT NULL — values: 'closed', 'open', 'won''t fix'$/m,
+      );
+      const columns = (res.data as SqlSchemaData).tables[0]?.columns ?? [];
+      expect(columns.find((c) => c.name === 'state')?.values).toEqual(['closed', 'open', "won't fix"]);
+      // 15 owners: more than 12. A note longer than 40 characters: free text. Codes: all different.
+      // The primary key is never read.
+      for (const name of ['owner', 'note', 'code', 'id'])
+        expect(columns.find((c) => c.name === name)?.values).toBeUndefined();
+      expect(res.content).toMatch(/ {2}owner [a-z ]+\(60\) NOT NULL$/m);
+    } finally {
+      await fx.admin('DROP TABLE tickets');
     }
   });
 });

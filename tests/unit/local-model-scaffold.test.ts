@@ -247,6 +247,46 @@ describe('the chat a small model reads', () => {
     expect(schemaText('SELECT: 1 row.', 'x')).toBe('SELECT: 1 row.');
   });
 
+  test("a column's values, where sql_schema lists them, follow its table as a line the model can copy from", () => {
+    const data: SqlSchemaData = {
+      connection: 'sample',
+      engine: 'postgres',
+      writable: false,
+      tables: [
+        {
+          name: 'orders',
+          kind: 'table',
+          rows: 2500,
+          rowsExact: true,
+          columns: [
+            { name: 'id', type: 'integer', nullable: false },
+            { name: 'customer_id', type: 'integer', nullable: false },
+            {
+              name: 'status',
+              type: 'character varying(20)',
+              nullable: false,
+              values: ['cancelled', 'delivered', "won't ship"],
+            },
+          ],
+          primaryKey: ['id'],
+          foreignKeys: ['customer_id → customers(id)'],
+        },
+      ],
+    };
+    const text = formatSchema(data, []);
+    expect(text).toContain(
+      "  status character varying(20) NOT NULL — values: 'cancelled', 'delivered', 'won''t ship'",
+    );
+    expect(schemaText(text, 'How many orders were cancelled?')).toBe(
+      [
+        'Tables (PostgreSQL dialect, read-only):',
+        'orders(id, customer_id, status)',
+        "  orders.status is one of 'cancelled', 'delivered', 'won''t ship'",
+        '  orders.customer_id → customers(id)',
+      ].join('\n'),
+    );
+  });
+
   test("search results read as the best passages of the best result's document, best first", () => {
     const records = [
       { title: 'Travel › Hotels', text: 'Up to 180 EUR\n per night.' },

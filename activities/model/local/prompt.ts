@@ -107,6 +107,8 @@ export const SCHEMA_HEAD = /^Connection "[^"]*" \(([^)]*)\): \d+ tables?\.$/;
 export const SCHEMA_TABLE = /^(\S+)( \(view\))? — .*$/;
 /** A column's line: two spaces, the name, its type. */
 export const SCHEMA_COLUMN = /^ {2}(\S+) (.+)$/;
+/** The end of a column's line that lists its values (a status, a category): `— values: 'paid', 'shipped'`. */
+const SCHEMA_VALUES = / — values: (.+)$/;
 
 /**
  * sql_schema's text as one line per table, `customers(id, name, country, …)`: the column names,
@@ -114,8 +116,9 @@ export const SCHEMA_COLUMN = /^ {2}(\S+) (.+)$/;
  * (measured on Qwen2.5-Coder-0.5B: it queried `country_code` beside a column `country` in the full
  * text), and without the row counts, which it gave as the answer to a count its query had made.
  * Tables the task names, or names columns of, come first (a small model queries the first table it
- * reads; "How many products…" went to `customers`). Foreign keys and any other line are kept; other
- * text is left as it is.
+ * reads; "How many products…" went to `customers`). A column's values, where sql_schema lists them,
+ * follow as `orders.status is one of 'cancelled', 'delivered'` (without them it counted orders by
+ * status with no condition). Foreign keys and any other line are kept; other text is left as it is.
  */
 export function schemaText(content: string, task = ''): string {
   const lines = content.split('\n');
@@ -143,6 +146,8 @@ export function schemaText(content: string, task = ''): string {
       continue;
     } else if (table && c) {
       table.columns.push(c[1] as string);
+      const values = SCHEMA_VALUES.exec(c[2] as string)?.[1];
+      if (values) table.keys.push(`  ${table.name}.${c[1] as string} is one of ${values}`);
     } else if (line.trim()) {
       flush();
       out.push(line);
