@@ -102,6 +102,13 @@ test.concurrent(
       return mine.length >= 2 ? mine : undefined;
     });
     await runCli(['schedule', 'pause', id], dev.env);
+    // A firing started before the pause may still be going: its progress notification would update
+    // the inbox's notification in place while the test reads it.
+    await eventually(
+      'the firings under way at the pause to end',
+      async () => ((await describeSchedule(id)).runningRuns.length ? undefined : true),
+      30_000,
+    );
     for (const run of completed) {
       expect(run.workflowId).toMatch(new RegExp(`^${id}-\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ$`));
       expect(run).toEqual(
