@@ -6,7 +6,7 @@
  * read after the second round of tuning: tuning data since), on the third held-out set of
  * bench/fixtures/local-model-held-out-3.ts (written before the second round of tuning, never tuned
  * on) and on the fourth of bench/fixtures/local-model-held-out-4.ts (written before the third round
- * of tuning, never tuned on), beside the goals. Every task runs as a real agent
+ * of tuning, never tuned on; run once after it, its misses printed then), beside the goals. Every task runs as a real agent
  * run (dev server, in-process worker, the real tool activities: knowledge base, sample database,
  * notifications) and is judged on its first tool call (right tool? arguments valid?) and end to end
  * (a final answer, or notification, with the expected fact; the right arguments where a task says).
