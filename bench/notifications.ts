@@ -39,6 +39,7 @@ import {
 import { DEFAULT_MAX_NOTIFICATIONS } from '../shared/notifications/schema';
 import type { NotificationInput } from '../shared/notifications/schema';
 import { loadWorkerConfig } from '../workers/config';
+import { retryInterceptor } from '../workers/grpc-retry';
 import { WORKFLOWS_PATH, WORKFLOW_BUNDLER_OPTIONS, createAgentWorker } from '../workers/worker';
 import { freePort } from '../testkit/processes';
 import { tempDir } from '../testkit/temporal';
@@ -245,7 +246,9 @@ async function main() {
   const port = await freePort();
   await startDevServer({ dataDir, port, headless: true });
   const address = `127.0.0.1:${port}`;
-  const client = new Client({ connection: await Connection.connect({ address }) });
+  const client = new Client({
+    connection: await Connection.connect({ address, interceptors: [retryInterceptor()] }),
+  });
   const connection = await NativeConnection.connect({ address });
   const taskQueue = 'bench-notifications';
   const worker = await createAgentWorker({

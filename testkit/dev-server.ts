@@ -1,14 +1,13 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { notificationDelivery } from '../client/deliver';
-import type { Interceptor, NextCall } from '@grpc/grpc-js';
-import { InterceptingCall, Metadata, status } from '@grpc/grpc-js';
-import { Client, Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { Client, Connection } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import { NativeConnection } from '@temporalio/worker';
 import type { DevServerOptions } from '../workers/dev-server';
 import { devServerStatus, startDevServer, stopDevServer } from '../workers/dev-server';
 import { CLIENT_CHANNEL_ARGS } from '../workers/connect';
+import { retryInterceptor } from '../workers/grpc-retry';
 import { createAgentWorker } from '../workers/worker';
 import type { WorkerConfig } from '../workers/config';
 import { freePort } from './processes';
@@ -22,35 +21,6 @@ export interface DevServerFixture {
   client: Client;
   stop(): Promise<void>;
 }
-
-/**
- * Sits under the SDK's retry interceptor: a call that a retry starts after the connection was
- * closed ends as CANCELLED instead of throwing "Channel has been shut down" from the retry's timer,
- * where nothing can catch it and jest fails whichever test file runs next in that process. It
- * happens when a file stops its server while a call (a query a worker no longer answers) waits
- * for its next attempt.
- */
-const closedChannelGuard: Interceptor = (options, nextCall) => {
-  try {
-    return new InterceptingCall(nextCall(options));
-  } catch (err) {
-    const details = `the connection was closed: ${(err as Error).message}`;
-    const closed: ReturnType<NextCall> = {
-      start: (_metadata, listener) =>
-        setImmediate(() =>
-          listener?.onReceiveStatus?.({ code: status.CANCELLED, details, metadata: new Metadata() }),
-        ),
-      cancelWithStatus: () => undefined,
-      getPeer: () => 'closed',
-      sendMessageWithContext: () => undefined,
-      sendMessage: () => undefined,
-      startRead: () => undefined,
-      halfClose: () => undefined,
-      getAuthContext: () => null,
-    };
-    return new InterceptingCall(closed);
-  }
-};
 
 /** Starts at a free port tried this many times: see {@link startDevServerOnFreePort}. */
 const PORT_ATTEMPTS = 3;
@@ -97,7 +67,7 @@ export async function startDevServerFixture(
     connection: await Connection.connect({
       address,
       channelArgs: CLIENT_CHANNEL_ARGS,
-      interceptors: [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), closedChannelGuard],
+      interceptors: [retryInterceptor()],
     }),
   });
   return {

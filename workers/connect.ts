@@ -2,6 +2,7 @@ import type { ClientInterceptors } from '@temporalio/client';
 import { Client, Connection } from '@temporalio/client';
 import type { NativeConnection, NativeConnectionOptions } from '@temporalio/worker';
 import type * as TemporalWorker from '@temporalio/worker';
+import { retryInterceptor } from './grpc-retry';
 import { loadTemporalConnectConfig } from './temporal-config';
 import { clientDataConverter, codecKeysFromEnv } from './payload-codec';
 
@@ -42,6 +43,7 @@ export async function connectClient(
       ...target.connectionOptions,
       connectTimeout: 5000,
       channelArgs: CLIENT_CHANNEL_ARGS,
+      interceptors: [retryInterceptor()],
     });
     // With encryption keys configured, everything this client sends is sealed and everything it reads opened.
     const dataConverter = clientDataConverter(codecKeysFromEnv());

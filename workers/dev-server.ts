@@ -6,6 +6,7 @@ import { Connection } from '@temporalio/client';
 import { AGENT_SEARCH_ATTRIBUTES } from '../shared/search-attributes';
 import { PROJECT_ROOT } from '../shared/project-root';
 import { temporalBinary } from './binaries';
+import { retryInterceptor } from './grpc-retry';
 
 /** Where and how a local Temporal dev server runs. */
 export interface DevServerOptions {
@@ -120,7 +121,11 @@ function portInUse(ip: string, port: number): Promise<boolean> {
 export async function isServing(address: string): Promise<boolean> {
   let connection: Connection | undefined;
   try {
-    connection = await Connection.connect({ address, connectTimeout: 1000 });
+    connection = await Connection.connect({
+      address,
+      connectTimeout: 1000,
+      interceptors: [retryInterceptor()],
+    });
     await connection.workflowService.describeNamespace({ namespace: 'default' });
     return true;
   } catch {

@@ -6,6 +6,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { startDevServer, stopDevServer } from '../../workers/dev-server';
 import { CLIENT_CHANNEL_ARGS } from '../../workers/connect';
+import { retryInterceptor } from '../../workers/grpc-retry';
 import type { WorkerProcess } from '../../testkit/processes';
 import { freePort, startWorkerProcess } from '../../testkit/processes';
 
@@ -40,6 +41,7 @@ export class ChaosCluster {
       connection: await Connection.connect({
         address: `127.0.0.1:${port}`,
         channelArgs: CLIENT_CHANNEL_ARGS,
+        interceptors: [retryInterceptor()],
       }),
     });
     const cluster = new ChaosCluster(client, dataDir, port, {

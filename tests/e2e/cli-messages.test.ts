@@ -5,7 +5,6 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
 import { AGENT_WORKFLOW_TYPE } from '../../shared/agent';
 import { runCli } from '../../testkit/processes';
 import { tempDir, uid } from '../../testkit/temporal';
@@ -99,18 +98,13 @@ test('message, approve and cancel on a run that has ended say so and exit 1', as
 }, 60_000);
 
 test('status of a run whose input failed validation says why it ended', async () => {
-  const client = new Client({ connection: await Connection.connect({ address: dev.env.TEMPORAL_ADDRESS! }) });
   const id = uid('invalid');
-  try {
-    const handle = await client.workflow.start(AGENT_WORKFLOW_TYPE, {
-      taskQueue: dev.env.DURABLE_AGENT_TASK_QUEUE!,
-      workflowId: id,
-      args: [{ task: '', model: { provider: 'scripted', script: 'demo' } }],
-    });
-    await expect(handle.result()).rejects.toThrow();
-  } finally {
-    await client.connection.close();
-  }
+  const handle = await dev.fx.client.workflow.start(AGENT_WORKFLOW_TYPE, {
+    taskQueue: dev.env.DURABLE_AGENT_TASK_QUEUE!,
+    workflowId: id,
+    args: [{ task: '', model: { provider: 'scripted', script: 'demo' } }],
+  });
+  await expect(handle.result()).rejects.toThrow();
   const out = await runCli(['status', id], dev.env);
   expect(out.code).toBe(1);
   expect(out.stdout).toMatch(
