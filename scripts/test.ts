@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PROJECT_ROOT } from '../shared/project-root';
 import type { FileTiming, RunTotals, TestFailure } from '../testkit/test-run';
-import { RUN_DIR_ENV, readRunResults } from '../testkit/test-run';
+import { RUN_DIR_ENV, failureReport, readRunResults } from '../testkit/test-run';
 
 const JEST = path.join(PROJECT_ROOT, 'node_modules', 'jest', 'bin', 'jest.js');
 /** Test files that need a jest process of their own (node-llama-cpp's native import; jest.config.js). */
@@ -60,16 +60,6 @@ function runJest(command: JestCommand, runDir: string): Promise<number> {
   });
 }
 
-/** The closing list of failed tests, so the tail of a long CI log names each one and why. */
-function printFailures(failures: TestFailure[]): void {
-  if (!failures.length) return;
-  console.log(`\nFailed tests (${failures.length}):`);
-  for (const f of failures) {
-    console.log(`  ✕ ${f.file} › ${f.test}`);
-    for (const line of f.message.split('\n').slice(0, 12)) console.log(`      ${line}`);
-  }
-}
-
 function printSummary(
   timings: FileTiming[],
   totals: RunTotals,
@@ -81,7 +71,7 @@ function printSummary(
   console.log(`\nSlowest test files (of ${files.length}, ${(all / 1000).toFixed(0)} s in all):`);
   for (const f of files.slice(0, SLOWEST))
     console.log(`  ${(f.ms / 1000).toFixed(1).padStart(6)} s  ${f.file}`);
-  printFailures(failures);
+  for (const line of failureReport(failures, failures.length > 3 ? 6 : 12)) console.log(line);
   if (failedCommands.length) console.log(`\nFailed: jest ${failedCommands.join(', jest ')}`);
   console.log(`\n${totals.passed} passed, ${totals.failed} failed, ${totals.skipped} skipped`);
 }

@@ -63,3 +63,31 @@ export function readRunResults(runDir: string): {
   }
   return { timings, totals, failures };
 }
+
+/** Above this many failures, the closing list ends with an index of one line per failure. */
+const INDEX_ABOVE = 3;
+/** Characters of the first message line an index line keeps. */
+const INDEX_CHARS = 160;
+
+/**
+ * The closing list of failed tests, so the tail of a long CI log names each one and why: each with
+ * up to `detailLines` lines of its message, and, when there are more than a few, a one-line index of
+ * all of them after that (a log cut in the middle keeps its tail, and the tail then names them all).
+ */
+export function failureReport(failures: TestFailure[], detailLines = 12): string[] {
+  if (!failures.length) return [];
+  const lines = ['', `Failed tests (${failures.length}):`];
+  for (const f of failures) {
+    lines.push(`  ✕ ${f.file} › ${f.test}`);
+    for (const line of f.message.split('\n').slice(0, detailLines)) lines.push(`      ${line}`);
+  }
+  if (failures.length > INDEX_ABOVE) {
+    lines.push('', `Failed tests, one line each (${failures.length}):`);
+    for (const f of failures) {
+      const first = f.message.split('\n').find((l) => l.trim()) ?? '';
+      const cut = first.trim().length > INDEX_CHARS ? `${first.trim().slice(0, INDEX_CHARS)}…` : first.trim();
+      lines.push(`  ✕ ${f.file} › ${f.test}${cut ? ` — ${cut}` : ''}`);
+    }
+  }
+  return lines;
+}
