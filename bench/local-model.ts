@@ -7,13 +7,14 @@
  * bench/fixtures/local-model-held-out-3.ts (written before the second round of tuning, never tuned
  * on) and on the fourth of bench/fixtures/local-model-held-out-4.ts (written before the third round
  * of tuning, never tuned on; run once after it, its misses printed then) and on the fifth of
- * bench/fixtures/local-model-held-out-5.ts (written before the fourth round, never tuned on), beside
- * the goals. Every task runs as a real agent
+ * bench/fixtures/local-model-held-out-5.ts (written before the fourth round, never tuned on) and on
+ * the sixth of bench/fixtures/local-model-held-out-6.ts (written before the fifth round, never run),
+ * beside the goals. Every task runs as a real agent
  * run (dev server, in-process worker, the real tool activities: knowledge base, sample database,
  * notifications) and is judged on its first tool call (right tool? arguments valid?) and end to end
  * (a final answer, or notification, with the expected fact; the right arguments where a task says).
  *
- *   npx tsx bench/local-model.ts [model files in models/ …] [--threads N] [--set tuning|tuning-2|held-out|held-out-2|held-out-3|held-out-4|held-out-5|all]
+ *   npx tsx bench/local-model.ts [model files in models/ …] [--threads N] [--set tuning|tuning-2|held-out|held-out-2|held-out-3|held-out-4|held-out-5|held-out-6|all]
  *                                [--tasks N (first N of each set)] [--only <text in the task>] [--steps]
  *
  * `--steps` prints every tool call of a task with its arguments and the head of its result.
@@ -35,6 +36,7 @@ import { HELD_OUT_2_TASKS } from './fixtures/local-model-held-out-2';
 import { HELD_OUT_3_TASKS } from './fixtures/local-model-held-out-3';
 import { HELD_OUT_4_TASKS } from './fixtures/local-model-held-out-4';
 import { HELD_OUT_5_TASKS } from './fixtures/local-model-held-out-5';
+import { HELD_OUT_6_TASKS } from './fixtures/local-model-held-out-6';
 import { TUNING_2_TASKS } from './fixtures/local-model-tuning-2';
 import { BENCH_TASKS, BENCH_TOOLS } from './fixtures/local-model-tasks';
 import { percentile, summary } from './stats';
@@ -68,6 +70,7 @@ const ALL_SETS: [string, readonly BenchTask[]][] = [
   ['held-out-3', HELD_OUT_3_TASKS],
   ['held-out-4', HELD_OUT_4_TASKS],
   ['held-out-5', HELD_OUT_5_TASKS],
+  ['held-out-6', HELD_OUT_6_TASKS],
 ];
 if (SET !== 'all' && !ALL_SETS.some(([name]) => name === SET))
   throw new Error(`--set ${SET}: expected one of ${ALL_SETS.map(([n]) => n).join(', ')} or all`);
