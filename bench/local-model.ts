@@ -14,8 +14,8 @@
  * notifications) and is judged on its first tool call (right tool? arguments valid?) and end to end
  * (a final answer, or notification, with the expected fact; the right arguments where a task says).
  *
- *   npx tsx bench/local-model.ts [model files in models/ …] [--threads N] [--set tuning|tuning-2|held-out|held-out-2|held-out-3|held-out-4|held-out-5|held-out-6|all]
- *                                [--tasks N (first N of each set)] [--only <text in the task>] [--steps]
+ *   npx tsx bench/local-model.ts [model files in models/ …] [--threads N] [--set tuning|tuning-2|held-out|held-out-2|held-out-3|held-out-4|held-out-5|held-out-6 (several with commas)|all]
+ *                                [--tasks N (first N of each set)] [--only <text in the task>] [--tool <a tool the task expects>] [--steps]
  *
  * `--steps` prints every tool call of a task with its arguments and the head of its result.
  *
@@ -60,8 +60,11 @@ const THREADS = Number(flag('--threads') ?? base.threads);
 const SET = flag('--set') ?? 'all';
 const ONLY = flag('--only');
 const STEPS = process.argv.includes('--steps');
+const TOOL = flag('--tool');
 const pick = (tasks: readonly BenchTask[]) =>
-  tasks.slice(0, Number(flag('--tasks') ?? tasks.length)).filter((t) => !ONLY || t.task.includes(ONLY));
+  tasks
+    .slice(0, Number(flag('--tasks') ?? tasks.length))
+    .filter((t) => (!ONLY || t.task.includes(ONLY)) && (!TOOL || t.expect.includes(TOOL)));
 const ALL_SETS: [string, readonly BenchTask[]][] = [
   ['tuning', BENCH_TASKS],
   ['tuning-2', TUNING_2_TASKS],
@@ -72,9 +75,15 @@ const ALL_SETS: [string, readonly BenchTask[]][] = [
   ['held-out-5', HELD_OUT_5_TASKS],
   ['held-out-6', HELD_OUT_6_TASKS],
 ];
-if (SET !== 'all' && !ALL_SETS.some(([name]) => name === SET))
-  throw new Error(`--set ${SET}: expected one of ${ALL_SETS.map(([n]) => n).join(', ')} or all`);
-const SETS: [string, BenchTask[]][] = ALL_SETS.filter(([name]) => SET === 'all' || SET === name).map(
+/** The sets asked for: `all`, one name, or names separated by commas (`tuning,held-out-6`). */
+const WANTED = SET === 'all' ? ALL_SETS.map(([n]) => n) : SET.split(',').map((n) => n.trim());
+for (const name of WANTED) {
+  if (!ALL_SETS.some(([n]) => n === name))
+    throw new Error(
+      `--set ${SET}: expected one or more of ${ALL_SETS.map(([n]) => n).join(', ')} (comma-separated), or all`,
+    );
+}
+const SETS: [string, BenchTask[]][] = ALL_SETS.filter(([name]) => WANTED.includes(name)).map(
   ([name, tasks]) => [name, pick(tasks)],
 );
 const TASKS = SETS.flatMap(([, tasks]) => tasks);

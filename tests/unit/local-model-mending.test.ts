@@ -68,6 +68,33 @@ test("a query's name that extends one column of its tables is that column", () =
   expect(withSchemaNames('SELECT country_code FROM customers', new Map()).replaced).toEqual([]);
 });
 
+test('a statement that reads one table for a column only another table has reads that table', () => {
+  const fix = (sql: string) => withSchemaNames(sql, tables);
+  expect(fix("SELECT count(*) FROM customers WHERE status = 'cancelled' OR status = 'refunded'")).toEqual({
+    sql: "SELECT count(*) FROM orders WHERE status = 'cancelled' OR status = 'refunded'",
+    replaced: [['customers', 'orders']],
+  });
+  // With the other mends after it: the singular, a column with a word added.
+  expect(fix("SELECT count(*) FROM products WHERE status = 'paid' AND customer_id = 3").sql).toBe(
+    "SELECT count(*) FROM orders WHERE status = 'paid' AND customer_id = 3",
+  );
+  // No move when the table has the columns, when two tables could, when tables are joined.
+  const same = [
+    "SELECT count(*) FROM customers WHERE city = 'Lyon'",
+    'SELECT count(*) FROM customers WHERE id = 3',
+    "SELECT count(*) FROM customers c JOIN orders o ON o.customer_id = c.id WHERE o.status = 'paid'",
+    'SELECT count(*) FROM customers WHERE weight > 3',
+  ];
+  for (const sql of same) expect(fix(sql)).toEqual({ sql, replaced: [] });
+  // Not to a table without the columns the statement has from its own: country is a customers
+  // column, category a products one (moving either way loses the other).
+  expect(fix("SELECT count(*) FROM products WHERE country = 'BR' AND category = 'kitchen'").replaced).toEqual(
+    [],
+  );
+  // `name` is a column of customers and products: the statement over orders is not moved.
+  expect(fix("SELECT count(*) FROM orders WHERE name = 'x'").replaced).toEqual([]);
+});
+
 const task = (text: string): ChatMessage[] => [{ role: 'user', content: text }];
 const call = (id: string, name: string, args: Record<string, unknown> = {}): ChatMessage => ({
   role: 'assistant',
@@ -198,9 +225,10 @@ test("an answer that copies a worked example's answer becomes what the last resu
   ];
   expect(copiesExample(CHAIN_EXAMPLE.answer, compost)).toBe(true);
   expect(copiesExample(FEW_SHOT_EXAMPLE.answer.toUpperCase(), compost)).toBe(true);
+  // The passage's sentence that shares the task's words is the answer.
   expect(mended({ kind: 'answer', text: CHAIN_EXAMPLE.answer }, searched)).toEqual({
     kind: 'answer',
-    text: '[1] Composting: Two to three parts browns to one part greens.',
+    text: 'Two to three parts browns to one part greens.',
   });
   // The example's own task may have it; another answer stays.
   expect(copiesExample(CHAIN_EXAMPLE.answer, CHAIN_EXAMPLE.task)).toBe(false);

@@ -285,6 +285,19 @@ describe('the chat a small model reads', () => {
         '  orders.customer_id → customers(id)',
       ].join('\n'),
     );
+    // Named by the column too; a task that names neither the column nor a value does without them.
+    expect(schemaText(text, 'How many orders have each status?')).toContain('orders.status is one of');
+    // Stop words name nothing: a value 'in' (a country code) is not named by "in the database".
+    expect(
+      schemaText(text.replace("'won''t ship'", "'in'"), 'How many orders are in the database?'),
+    ).not.toContain('is one of');
+    expect(schemaText(text, 'List the tables of the database.')).toBe(
+      [
+        'Tables (PostgreSQL dialect, read-only):',
+        'orders(id, customer_id, status)',
+        '  orders.customer_id → customers(id)',
+      ].join('\n'),
+    );
   });
 
   test("search results read as the best passages of the best result's document, best first", () => {

@@ -12,9 +12,10 @@ import type { LocalToolCard } from '../../../prompts/local-model';
 import { calibratedChoice, nameLogProbs, namePriors } from './choose';
 import type { Decision } from './decision';
 import { decisionSchema, parseDecision, toGrammarSchema } from './decision';
-import { buildChat, resultText } from './prompt';
+import { BEST_MATCH_LABEL, buildChat, resultText } from './prompt';
 import { schemaTables, withSchemaNames } from './sql-names';
 import { mendedTimeZone } from './time-zones';
+import { searchQueryWithTask } from './task-words';
 import { ANSWER_TOOL, CHAIN_EXAMPLE, FEW_SHOT_EXAMPLE } from '../../../prompts/local-model';
 import type { LoadedLocalModel } from './runtime';
 
@@ -81,6 +82,25 @@ async function chooseTool(
   input.signal?.throwIfAborted();
   const scores = await nameLogProbs(chat, history, names);
   return input.tools[calibratedChoice(scores, priors)] as ModelToolSpec;
+}
+
+/** A task about the database's structure rather than its data: which tables, what columns. */
+const ASKS_STRUCTURE = /\b(?:tables|columns|schema)\b/i;
+
+/**
+ * Whether the schema just read answers the task (it asks which tables or columns there are): the
+ * next decision is then the answer. Told after the schema to query for the task, a small model
+ * queried even "List the tables of the database." (measured on Qwen2.5-Coder-0.5B: `SELECT * FROM
+ * customers`, answered "The database contains 100 rows").
+ */
+export function answeredBySchema(messages: ChatMessage[]): boolean {
+  const last = messages.at(-1);
+  return (
+    last?.role === 'tool' &&
+    last.name === 'sql_schema' &&
+    !last.isError &&
+    ASKS_STRUCTURE.test(taskOf(messages))
+  );
 }
 
 /** Refusals after which a tool is no longer offered: a small model retries the same call otherwise. */
@@ -184,15 +204,34 @@ function taskOf(messages: ChatMessage[]): string {
 }
 
 /**
- * The tools a first decision chooses among: all of them, but the calculator only when the task holds
+ * The tools a first decision chooses among: the knowledge base alone when the task names the user's
+ * own documents as the source; otherwise all of them, but the calculator only when the task holds
  * a number, as there is nothing to compute otherwise (measured on Qwen2.5-Coder-0.5B: a question
  * about what a checklist in the knowledge base says went to the calculator, its arguments made up).
  */
 export function firstChoices(messages: ChatMessage[], tools: ModelToolSpec[]): ModelToolSpec[] {
-  if (HAS_NUMBER.test(taskOf(messages))) return tools;
+  const task = taskOf(messages);
+  if (NAMES_OWN_DOCUMENTS.test(task) && !NAMES_DATABASE.test(task)) {
+    const kb = tools.filter((t) => t.name === KNOWLEDGE_BASE_TOOL);
+    if (kb.length) return kb;
+  }
+  if (HAS_NUMBER.test(task)) return tools;
   const rest = tools.filter((t) => t.name !== CALCULATOR_TOOL);
   return rest.length ? rest : tools;
 }
+
+const KNOWLEDGE_BASE_TOOL = 'knowledge_base_search';
+/**
+ * A task that names the user's own documents as where the answer is ("according to my notes", "per
+ * our travel policy", "in my documents"): the knowledge base's card says it searches exactly those,
+ * but a small model follows the task's other words instead (measured on Qwen2.5-Coder-0.5B: "Which
+ * git command … according to my notes?" went to sql_query, "Which PostgreSQL index type …, according
+ * to my documents?" to sql_schema).
+ */
+const NAMES_OWN_DOCUMENTS =
+  /\b(?:my|our)\s+(?:[\w-]+\s+){0,2}(?:notes?|documents?|docs|files|guides?|polic(?:y|ies)|handbook|wiki|manuals?)\b|\baccording to the\s+(?:[\w-]+\s+){0,3}(?:notes?|documents?|guides?|polic(?:y|ies)|handbook|manual)\b/i;
+/** A task that names the database: its answer is there, whatever else it says. */
+const NAMES_DATABASE = /\bdatabase\b/i;
 
 /**
  * Whether a decision notifies the user of a number that neither the task nor any tool result holds:
@@ -263,12 +302,18 @@ const RESULT_ANSWER_CHARS = 600;
 /**
  * The decision as the run takes it: an answer that restates the task, or copies a worked example's
  * answer, becomes what the last tool result said (as the model read it: a search's best passages, a
- * query's values), which is what the user asked for; a query's names that the schema read shows
- * wrong are mended (sql-names.ts); a time zone near the one the task names is replaced by it
- * (time-zones.ts).
+ * query's values; of a search, the sentence that matches the task), which is what the user asked
+ * for; a query's names that the schema read shows wrong are mended (sql-names.ts); a knowledge base
+ * query gets the task's words it left out (task-words.ts); a time zone near the one the task names
+ * is replaced by it (time-zones.ts).
  */
 export function mended(decision: Decision, messages: ChatMessage[]): Decision {
   const task = taskOf(messages);
+  // The label the model read before a search's best sentence is not part of an answer.
+  if (decision.kind === 'answer' && decision.text.startsWith(BEST_MATCH_LABEL)) {
+    const text = decision.text.slice(BEST_MATCH_LABEL.length).trim();
+    if (text) return mended({ ...decision, text }, messages);
+  }
   if (
     decision.kind === 'answer' &&
     (restatesTask(decision.text, task) || copiesExample(decision.text, task))
@@ -277,7 +322,10 @@ export function mended(decision: Decision, messages: ChatMessage[]): Decision {
       .reverse()
       .find((m): m is Extract<ChatMessage, { role: 'tool' }> => m.role === 'tool' && !m.isError);
     if (last) {
-      const text = resultText(last, task);
+      const read = resultText(last, task);
+      // A search's sentence that matches the task is the answer; the passages around it are not.
+      const best = read.split('\n').find((line) => line.startsWith(BEST_MATCH_LABEL));
+      const text = best ? best.slice(BEST_MATCH_LABEL.length).trim() : read;
       return {
         kind: 'answer',
         text: text.length > RESULT_ANSWER_CHARS ? `${text.slice(0, RESULT_ANSWER_CHARS)}…` : text,
@@ -297,6 +345,16 @@ export function mended(decision: Decision, messages: ChatMessage[]): Decision {
       const { sql } = withSchemaNames(decision.arguments.sql, schemaTables(schema.content ?? ''));
       if (sql !== decision.arguments.sql) return { ...decision, arguments: { ...decision.arguments, sql } };
     }
+  }
+  if (
+    decision.kind === 'call' &&
+    decision.tool === 'knowledge_base_search' &&
+    typeof decision.arguments === 'object' &&
+    typeof decision.arguments.query === 'string'
+  ) {
+    const query = searchQueryWithTask(decision.arguments.query, task);
+    if (query !== decision.arguments.query)
+      return { ...decision, arguments: { ...decision.arguments, query } };
   }
   if (
     decision.kind === 'call' &&
@@ -326,11 +384,9 @@ export async function decide(
         ? [await chooseTool(loaded, chat, { ...input, tools }, history)]
         : tools
       : notYetAnswered(input.messages, tools);
-  const first = await pick(candidates);
-  const canAnswer =
-    !firstDecision &&
-    !mendsRefusal(input.messages) &&
-    !owesNotification(input.messages, notYetAnswered(input.messages, input.tools));
+  const owed = owesNotification(input.messages, notYetAnswered(input.messages, input.tools));
+  const first = answeredBySchema(input.messages) && !owed ? [] : await pick(candidates);
+  const canAnswer = !firstDecision && !mendsRefusal(input.messages) && !owed;
   let out = await generate(loaded, chat, input, history, first, canAnswer);
   // A notification of a number nothing has told the model yet: decided again without notify_user,
   // so the model looks the number up first (the notification can follow once it has).

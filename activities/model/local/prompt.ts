@@ -21,6 +21,7 @@ import {
 } from '../../../prompts/local-model';
 import { DEFAULT_SYSTEM_PROMPT } from '../../../prompts/system';
 import { decisionText } from './decision';
+import { bestSentence, contentTerms } from './task-words';
 
 /** Characters of one tool result the model reads; the rest is cut with a note. */
 export const TOOL_RESULT_CHARS = 1500;
@@ -147,7 +148,8 @@ export function schemaText(content: string, task = ''): string {
     } else if (table && c) {
       table.columns.push(c[1] as string);
       const values = SCHEMA_VALUES.exec(c[2] as string)?.[1];
-      if (values) table.keys.push(`  ${table.name}.${c[1] as string} is one of ${values}`);
+      if (values && namesColumnOrValue(task, c[1] as string, values))
+        table.keys.push(`  ${table.name}.${c[1] as string} is one of ${values}`);
     } else if (line.trim()) {
       flush();
       out.push(line);
@@ -161,6 +163,23 @@ export function schemaText(content: string, task = ''): string {
   const ordered = tables.map((t, i) => ({ block: t.block, i, score: score(t) }));
   ordered.sort((a, b) => b.score - a.score || a.i - b.i);
   return [out[0] as string, ...ordered.flatMap((t) => t.block), ...out.slice(1)].join('\n');
+}
+
+/**
+ * Whether the task names a column or one of the values listed for it: only then are its values worth
+ * the model's attention. Shown every column's values, Qwen2.5-Coder-0.5B wrote them all into one
+ * condition (`WHERE country = 'BR' AND city = 'Beijing' AND status = 'delivered'` for "How many
+ * products are in the kitchen category?"), and "List the tables" became a query.
+ */
+function namesColumnOrValue(task: string, column: string, values: string): boolean {
+  // Compared without stop words: the country code 'IN' is no "in".
+  const words = contentTerms(task);
+  const named = (text: string) => [...contentTerms(text)].some((t) => words.has(t));
+  if (named(column.replace(/_/g, ' '))) return true;
+  for (const m of values.matchAll(/'((?:[^']|'')*)'/g)) {
+    if (named((m[1] as string).replace(/''/g, "'"))) return true;
+  }
+  return false;
 }
 
 /** A word without a plural's `s`: "orders" and "order" meet. */
@@ -192,9 +211,10 @@ const SEARCH_RESULT = /\{"title":("(?:[^"\\]|\\.)*"),"text":("(?:[^"\\]|\\.)*")/
  * boiler" passage beside the photosynthesis one). The list may arrive cut to the context's budget,
  * so results are read one by one and a cut one is left out. Any other text is left as it is.
  */
-export function searchResultsText(content: string): string {
+export function searchResultsText(content: string, task = ''): string {
   if (!content.startsWith('[{"title":')) return content;
   const passages: string[] = [];
+  const texts: { title: string; text: string }[] = [];
   let first: string | undefined;
   for (const m of content.matchAll(SEARCH_RESULT)) {
     if (passages.length === SEARCH_RESULTS_SHOWN) break;
@@ -203,13 +223,25 @@ export function searchResultsText(content: string): string {
       const text = JSON.parse(m[2] as string) as string;
       if (first !== undefined && documentOf(title) !== first) continue;
       first ??= documentOf(title);
-      passages.push(`[${passages.length + 1}] ${title}: ${text.replace(/\s+/g, ' ').trim()}`);
+      const plain = text.replace(/\s+/g, ' ').trim();
+      passages.push(`[${passages.length + 1}] ${title}: ${plain}`);
+      texts.push({ title, text: plain });
     } catch {
       break;
     }
   }
-  return passages.length ? passages.join('\n') : content;
+  if (!passages.length) return content;
+  const best = task ? bestSentence(texts, task) : undefined;
+  return [...passages, ...(best ? [`${BEST_MATCH_LABEL} ${best}`] : [])].join('\n');
 }
+
+/**
+ * Introduces the passages' sentence that shares the most words with the task: a small model answers
+ * from a passage's first sentence, or the one with a number, rather than the one that says what was
+ * asked (measured on Qwen2.5-Coder-0.5B: "20 weeks" for "How many months of service…" beside "at
+ * least six months of service").
+ */
+export const BEST_MATCH_LABEL = 'Most relevant:';
 
 /**
  * What the model reads of a tool result: values for SQL rows, a line per table for a schema,
@@ -221,7 +253,7 @@ export function resultText(message: Extract<ChatMessage, { role: 'tool' }>, task
       ? resultValuesText(message.content)
       : message.name === 'sql_schema'
         ? schemaText(message.content, task)
-        : searchResultsText(message.content);
+        : searchResultsText(message.content, task);
   return clip(text, TOOL_RESULT_CHARS);
 }
 

@@ -90,6 +90,19 @@ export function withSchemaNames(
   tables: Map<string, string[]>,
 ): { sql: string; replaced: [string, string][] } {
   if (tables.size === 0) return { sql, replaced: [] };
+  const moved = withOwningTable(sql, tables);
+  if (moved) {
+    const rest = withColumnNames(moved.sql, tables);
+    return { sql: rest.sql, replaced: [moved.replaced, ...rest.replaced] };
+  }
+  return withColumnNames(sql, tables);
+}
+
+/** The names part of {@link withSchemaNames}: unknown names replaced by the columns they stand for. */
+function withColumnNames(
+  sql: string,
+  tables: Map<string, string[]>,
+): { sql: string; replaced: [string, string][] } {
   const { names, next } = namesOf(sql);
   const lower = names.map((n) => n.word.toLowerCase());
   const read = lower.filter((w) => tables.has(w));
@@ -118,4 +131,48 @@ export function withSchemaNames(
     end = n.index + n.word.length;
   }
   return { sql: out + sql.slice(end), replaced: [...replaced.entries()] };
+}
+
+/**
+ * A statement that reads one table for columns only another table has, moved to that table:
+ * Qwen2.5-Coder-0.5B counts "orders … cancelled or refunded" as `FROM order_items WHERE status = …`,
+ * and once the schema shows `status` under `orders` it writes the same statement again. Only when the
+ * statement reads exactly one table (no join), and exactly one other table has every column the
+ * statement names: those its table lacks and those it has.
+ */
+function withOwningTable(
+  sql: string,
+  tables: Map<string, string[]>,
+): { sql: string; replaced: [string, string] } | undefined {
+  const { names, next } = namesOf(sql);
+  const lower = names.map((n) => n.word.toLowerCase());
+  const read = [...new Set(lower.filter((w) => tables.has(w)))];
+  if (read.length !== 1 || lower.includes('join')) return undefined;
+  const table = read[0] as string;
+  const own = new Set(tables.get(table) ?? []);
+  const unknown = new Set<string>();
+  const used = new Set<string>();
+  lower.forEach((w, i) => {
+    const prev = lower[i - 1];
+    const n = names[i] as Name;
+    const alias = prev === 'as' || prev === table || next(n) === '.' || next(n) === '(';
+    if (alias || SQL_WORDS.has(w) || tables.has(w)) return;
+    (own.has(w) ? used : unknown).add(w);
+  });
+  if (unknown.size === 0) return undefined;
+  // The other table must have every column the statement names, its own table's included.
+  const needed = [...unknown, ...used];
+  const owners = [...tables.entries()].filter(
+    ([name, columns]) => name !== table && needed.every((w) => columns.includes(w)),
+  );
+  if (owners.length !== 1) return undefined;
+  const owner = (owners[0] as [string, string[]])[0];
+  let out = '';
+  let end = 0;
+  for (const n of names) {
+    if (n.word.toLowerCase() !== table) continue;
+    out += sql.slice(end, n.index) + owner;
+    end = n.index + n.word.length;
+  }
+  return { sql: out + sql.slice(end), replaced: [table, owner] };
 }
