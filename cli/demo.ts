@@ -35,16 +35,25 @@ const LOCAL_DEMO: Pick<AgentInput, 'task' | 'tools'> = {
   tools: ['get_time', 'calculator', 'knowledge_base_search', 'sql_schema', 'sql_query', 'notify_user'],
 };
 
+/**
+ * The demo's model when `--model` names none: the local model (a small model run here, no key), but
+ * in CI (`CI` set, as CI services do) the scripted one, which needs no weights and takes a second.
+ */
+export function defaultDemoModel(env: NodeJS.ProcessEnv = process.env): string {
+  const ci = env.CI?.trim().toLowerCase();
+  return ci && ci !== 'false' && ci !== '0' ? 'scripted:demo' : 'local';
+}
+
 /** `durable-agent demo`: the dev server, a worker and the demo job, in one command. */
 export function registerDemoCommand(program: Command, target: () => TemporalTarget): void {
   program
     .command('demo')
-    .description('Start the dev server and a worker, run the demo agent job with the offline model')
+    .description('Start the dev server and a worker, run the demo agent job with an offline model')
     .addOption(
       new Option(
         '--model <provider:name>',
-        'scripted:demo (a replayed script) | local (a small model run here)',
-      ).default('scripted:demo'),
+        'local (a small model run here) | scripted:demo (a replayed script)',
+      ).default(defaultDemoModel(), 'local; scripted:demo when CI is set'),
     )
     .action(async (o: { model: string }) => {
       const {
