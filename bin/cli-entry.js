@@ -2,7 +2,7 @@
 // bundles under .data/cli/, built and kept fresh by bin/bundle.js.
 //  - main.js: cli/main.ts and the code of ours it imports, with commander. Commands load what they
 //    need when they run, so `--help` or a mistyped flag loads no Temporal code.
-//  - vendor.js: the client-side packages (VENDORED below: Temporal's client, zod, OpenTelemetry, pg)
+//  - vendor.js: the client-side packages (VENDORED below: Temporal's client and its gRPC, zod, OpenTelemetry, pg)
 //    with everything they import, each started on its first `require`. Loading ~700 files through
 //    Node's resolver and compiler took most of a command's start-up; one file with a code cache
 //    takes a fraction of it. Any other npm package (the worker's, the MCP SDK, …) stays external.
@@ -25,6 +25,7 @@ const VENDOR = path.join(path.dirname(MAIN), 'vendor.js');
 
 /** Packages bundled into vendor.js (with their own dependencies): those the client-side commands run. */
 const VENDORED = [
+  '@grpc/grpc-js',
   '@temporalio/activity',
   '@temporalio/client',
   '@temporalio/common',
