@@ -332,42 +332,33 @@ export function mended(decision: Decision, messages: ChatMessage[]): Decision {
       };
     }
   }
-  if (
-    decision.kind === 'call' &&
-    decision.tool === 'sql_query' &&
-    typeof decision.arguments === 'object' &&
-    typeof decision.arguments.sql === 'string'
-  ) {
-    const schema = [...messages]
-      .reverse()
-      .find((m) => m.role === 'tool' && m.name === 'sql_schema' && !m.isError);
-    if (schema) {
-      const { sql } = withSchemaNames(decision.arguments.sql, schemaTables(schema.content ?? ''));
-      if (sql !== decision.arguments.sql) return { ...decision, arguments: { ...decision.arguments, sql } };
+  if (decision.kind === 'call' && typeof decision.arguments === 'object') {
+    const mend = ARGUMENT_MENDS[decision.tool];
+    const value = mend ? decision.arguments[mend.field] : undefined;
+    if (mend && typeof value === 'string') {
+      const fixed = mend.fix(value, task, messages);
+      if (fixed !== value) return { ...decision, arguments: { ...decision.arguments, [mend.field]: fixed } };
     }
-  }
-  if (
-    decision.kind === 'call' &&
-    decision.tool === 'knowledge_base_search' &&
-    typeof decision.arguments === 'object' &&
-    typeof decision.arguments.query === 'string'
-  ) {
-    const query = searchQueryWithTask(decision.arguments.query, task);
-    if (query !== decision.arguments.query)
-      return { ...decision, arguments: { ...decision.arguments, query } };
-  }
-  if (
-    decision.kind === 'call' &&
-    decision.tool === 'get_time' &&
-    typeof decision.arguments === 'object' &&
-    typeof decision.arguments.timezone === 'string'
-  ) {
-    const timezone = mendedTimeZone(decision.arguments.timezone, task);
-    if (timezone !== decision.arguments.timezone)
-      return { ...decision, arguments: { ...decision.arguments, timezone } };
   }
   return decision;
 }
+
+/** The string argument of a tool that is mended, and how, given the task and the run so far. */
+const ARGUMENT_MENDS: Readonly<
+  Record<string, { field: string; fix: (value: string, task: string, messages: ChatMessage[]) => string }>
+> = {
+  sql_query: {
+    field: 'sql',
+    fix: (sql, _task, messages) => {
+      const schema = [...messages]
+        .reverse()
+        .find((m) => m.role === 'tool' && m.name === 'sql_schema' && !m.isError);
+      return schema ? withSchemaNames(sql, schemaTables(schema.content ?? '')).sql : sql;
+    },
+  },
+  knowledge_base_search: { field: 'query', fix: (query, task) => searchQueryWithTask(query, task) },
+  get_time: { field: 'timezone', fix: (timezone, task) => mendedTimeZone(timezone, task) },
+};
 
 /** Runs one decision on `chat`'s sequence. Throws the signal's reason when cancelled. */
 export async function decide(

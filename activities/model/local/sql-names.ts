@@ -64,6 +64,20 @@ function namesOf(sql: string): { names: Name[]; next: (n: Name) => string } {
 }
 
 /**
+ * Whether the `i`th name is an alias (after AS or a table name, or before a dot: `c.country`) or a
+ * function (before a bracket), given the character that follows it.
+ */
+function aliasOrFunction(
+  lower: string[],
+  i: number,
+  following: string,
+  tables: Map<string, string[]>,
+): boolean {
+  const prev = lower[i - 1];
+  return prev === 'as' || (prev !== undefined && tables.has(prev)) || following === '.' || following === '(';
+}
+
+/**
  * The column a wrong name stands for: the one column of the statement's tables it starts with
  * (`category_name`: category, not name), else the one it ends with (`customer_country`), else the
  * one it is a plural or singular of.
@@ -110,9 +124,7 @@ function withColumnNames(
   const known = new Set<string>([...SQL_WORDS, ...tables.keys(), ...columns]);
   // Aliases: the name after AS, after a table name, or before a dot (`c.country`); functions.
   names.forEach((n, i) => {
-    const prev = lower[i - 1];
-    if (prev === 'as' || (prev !== undefined && tables.has(prev))) known.add(lower[i] as string);
-    if (next(n) === '.' || next(n) === '(') known.add(lower[i] as string);
+    if (aliasOrFunction(lower, i, next(n), tables)) known.add(lower[i] as string);
   });
   const replaced = new Map<string, string>();
   for (const w of lower) {
@@ -153,10 +165,8 @@ function withOwningTable(
   const unknown = new Set<string>();
   const used = new Set<string>();
   lower.forEach((w, i) => {
-    const prev = lower[i - 1];
-    const n = names[i] as Name;
-    const alias = prev === 'as' || prev === table || next(n) === '.' || next(n) === '(';
-    if (alias || SQL_WORDS.has(w) || tables.has(w)) return;
+    if (aliasOrFunction(lower, i, next(names[i] as Name), tables) || SQL_WORDS.has(w) || tables.has(w))
+      return;
     (own.has(w) ? used : unknown).add(w);
   });
   if (unknown.size === 0) return undefined;
