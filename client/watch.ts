@@ -2,7 +2,7 @@ import path from 'node:path';
 import { formatRetry, retryingActivities } from './retries';
 import type { StreamChannel } from '../activities/streaming';
 import { STREAM_ENV, parseStreamSetting, streamChannelFor } from '../activities/streaming';
-import { PROJECT_ROOT } from '../shared/project-root';
+import { DATA_ROOT } from '../shared/project-root';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
@@ -176,7 +176,7 @@ export function formatEventBesideTokens(typed: (step: number) => boolean): (e: A
 /** The live-token channel the environment names (DURABLE_AGENT_STREAM), or null when off or unreadable. */
 export function liveChannelFromEnv(env: NodeJS.ProcessEnv = process.env): StreamChannel | null {
   try {
-    return streamChannelFor(parseStreamSetting(env[STREAM_ENV], path.join(PROJECT_ROOT, '.data', 'streams')));
+    return streamChannelFor(parseStreamSetting(env[STREAM_ENV], path.join(DATA_ROOT, '.data', 'streams')));
   } catch {
     return null;
   }

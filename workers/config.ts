@@ -8,7 +8,7 @@ import { DEFAULT_LOCAL_WEIGHTS, LOCAL_WEIGHTS } from '../activities/model/local/
 import { SearchConfigSchema } from '../activities/search/config';
 import { DatabasesConfigSchema } from '../activities/sql/config';
 import { McpConfigSchema } from '../activities/mcp/config';
-import { PROJECT_ROOT } from '../shared/project-root';
+import { DATA_ROOT, PROJECT_ROOT } from '../shared/project-root';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues';
 import { DEFAULT_CONTENT_GC_EVERY_MS } from '../shared/content-gc';
 import { MIN_INTERVAL_MS, durationMs } from '../shared/schedule-spec';
@@ -126,7 +126,7 @@ const EnvSchema = z.object({
   ANTHROPIC_API_KEY: optionalString,
   ANTHROPIC_BASE_URL: z.url({ message: 'must be a URL such as https://api.anthropic.com' }).optional(),
   DURABLE_AGENT_LOCAL_MODEL: z.string().trim().min(1).optional(),
-  DURABLE_AGENT_MODELS_DIR: z.string().trim().min(1).default(path.join(PROJECT_ROOT, 'models')),
+  DURABLE_AGENT_MODELS_DIR: z.string().trim().min(1).default(path.join(DATA_ROOT, 'models')),
   DURABLE_AGENT_LOCAL_THREADS: z.coerce
     .number({ message: 'must be a whole number of threads, e.g. 2' })
     .int({ message: 'must be a whole number of threads, e.g. 2' })
@@ -301,14 +301,14 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   try {
     contentStore = parseContentStoreSetting(
       e.DURABLE_AGENT_CONTENT_STORE,
-      path.join(PROJECT_ROOT, '.data', 'content'),
+      path.join(DATA_ROOT, '.data', 'content'),
     );
   } catch (err) {
     throw new ConfigError(`Invalid worker configuration: ${(err as Error).message}`);
   }
   let stream: StreamConfig;
   try {
-    stream = parseStreamSetting(e.DURABLE_AGENT_STREAM, path.join(PROJECT_ROOT, '.data', 'streams'));
+    stream = parseStreamSetting(e.DURABLE_AGENT_STREAM, path.join(DATA_ROOT, '.data', 'streams'));
   } catch (err) {
     throw new ConfigError(`Invalid worker configuration: ${(err as Error).message}`);
   }

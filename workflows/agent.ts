@@ -13,7 +13,6 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import {
-  AgentInputSchema,
   citationsQuery,
   eventsQuery,
   stateQuery,
@@ -35,7 +34,8 @@ import type {
 import type { ReservableBudgets } from '../shared/agent/sub-agents';
 import { isAgentRef } from '../shared/agent/sub-agents';
 import type { CarriedState, CarriedTurn } from './agent/carried-state';
-import { SIZE_BUDGETS, formatBytes, jsonBytes, overBudgetMessage } from '../shared/temporal-limits';
+import { SIZE_BUDGETS, formatBytes } from '../shared/temporal-limits';
+import { checkAgentInput } from '../shared/agent/check-input';
 import type { ApprovalPolicy } from '../shared/approvals';
 import { mergeApprovalPolicies, serverNamesOfToolsEnabledOneByOne } from '../shared/approvals';
 import type { RunLimitName } from '../shared/run-limits';
@@ -44,7 +44,6 @@ import { addUsage } from '../shared/conversation';
 import { inboxWorkflowId } from '../shared/notifications/messages';
 import type { ValidNotificationInput } from '../shared/notifications/schema';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system';
-import { formatZodIssues } from '../shared/tools/define';
 import { callModel, callModelLocally, deliverNotification, runDefaults } from './agent/activities';
 import { RunLimitEnforcer } from './agent/run-limit-enforcer';
 import { fitCarriedState } from './agent/carry';
@@ -109,20 +108,15 @@ function invalidInput(message: string): ApplicationFailure {
  * second argument.
  */
 export async function agentWorkflow(rawInput: AgentInput, carried?: CarriedState): Promise<AgentResult> {
-  const parsed = AgentInputSchema.safeParse(rawInput);
-  if (!parsed.success) throw invalidInput(`Invalid agent input: ${formatZodIssues(parsed.error)}`);
-  const bytes = jsonBytes(rawInput);
-  if (bytes > SIZE_BUDGETS.agentInputBytes) {
-    throw invalidInput(
-      `Invalid agent input: ${overBudgetMessage('the input', bytes, SIZE_BUDGETS.agentInputBytes)}`,
-    );
-  }
-  const { policy, tools } = parsed.data;
+  // The check every door that starts runs makes, in the same order and words.
+  const checked = checkAgentInput(rawInput);
+  if (!checked.ok) throw invalidInput(checked.message);
+  const { policy, tools } = checked.parsed;
   const servers = serverNamesOfToolsEnabledOneByOne(policy.approvals, policy.requireApproval, tools);
   if (servers.length > 0 && !patched(MCP_SERVER_POLICY_NAMES_PATCH)) {
-    throw invalidInput(`Invalid agent input: policy names ${servers.join(', ')}, not enabled for this run`);
+    throw invalidInput(`Invalid run: policy names ${servers.join(', ')}, not enabled for this run`);
   }
-  const run = new AgentRun(parsed.data, carried);
+  const run = new AgentRun(checked.parsed, carried);
   run.registerHandlers();
   return run.execute(rawInput, carried?.turn);
 }

@@ -77,7 +77,7 @@ export class OwnToolbox {
         type: type === 'OwnToolsUnknown' ? 'InvalidAgentInput' : 'OwnToolsUnavailable',
         message:
           type === 'OwnToolsUnknown'
-            ? `Invalid agent input: tools: ${cause?.message ?? ''}`
+            ? `Invalid run: tools: ${cause?.message ?? ''}`
             : `The worker could not describe the run's own tools (${cause?.message ?? (err as Error).message}); ` +
               'start the workers of this task queue with the plugin and the same tools',
         nonRetryable: true,
