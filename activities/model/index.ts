@@ -148,6 +148,7 @@ export async function prepareModelRequest(store: ContentStore, input: CallModelI
     ...modelToolSpecs(input.tools),
     ...(await mcpToolSpecs(store, input.mcpTools)),
     ...(input.agentTools ?? []),
+    ...(input.clientTools ?? []),
   ];
   const { ref, node } = await appendConversation(store, input);
   const model = input.model as { maxTokens?: number };
