@@ -191,7 +191,7 @@ export const ClientToolsSchema = schemaOnce('shared/agent/questions#ClientToolsS
 );
 
 /** The arguments schema a client tool without one gets: an object of anything. */
-export const DEFAULT_CLIENT_TOOL_INPUT: OutputSchema = Object.freeze({ type: 'object' }) as OutputSchema;
+export const DEFAULT_CLIENT_TOOL_INPUT: OutputSchema = Object.freeze({ type: 'object' });
 
 /** Text of a question, checked: non-empty and bounded. */
 export function questionTextProblem(text: string): string | null {
@@ -207,4 +207,40 @@ export function doorNameProblem(by: unknown): string | null {
   return typeof by === 'string' && by.length > 0 && utf8Bytes(by) <= QUESTION_LIMITS.byChars
     ? null
     : `by must be a short name of who answers (at most ${QUESTION_LIMITS.byChars} characters)`;
+}
+
+/** What an answer must be, in words for a person at a terminal or in a chat: `one of "a", "b"`. */
+export function describeAnswerSchema(schema: OutputSchema | undefined): string {
+  if (!schema) return 'free text';
+  const show = (v: unknown) => JSON.stringify(v);
+  if (Array.isArray(schema.enum)) return `one of ${schema.enum.map(show).join(', ')}`;
+  const range = (s: OutputSchema) =>
+    [
+      typeof s.minimum === 'number' ? `at least ${s.minimum}` : '',
+      typeof s.maximum === 'number' ? `at most ${s.maximum}` : '',
+    ]
+      .filter(Boolean)
+      .join(', ');
+  switch (schema.type) {
+    case 'boolean':
+      return 'yes or no';
+    case 'integer':
+    case 'number': {
+      const r = range(schema);
+      return `${schema.type === 'integer' ? 'a whole number' : 'a number'}${r ? ` (${r})` : ''}`;
+    }
+    case 'string':
+      if (schema.format === 'date') return 'a date (YYYY-MM-DD)';
+      if (schema.format === 'date-time') return 'a date and time (ISO 8601)';
+      return 'text';
+    case 'object': {
+      const props = Object.keys((schema.properties as Record<string, unknown> | undefined) ?? {});
+      const required = Array.isArray(schema.required) ? (schema.required as string[]) : [];
+      return `a JSON object${props.length ? ` with ${props.join(', ')}` : ''}${required.length ? ` (required: ${required.join(', ')})` : ''}`;
+    }
+    case 'array':
+      return 'a JSON list';
+    default:
+      return 'JSON matching the question’s schema';
+  }
 }

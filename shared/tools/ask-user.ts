@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { schemaOnce } from '../schema-once';
 import { QUESTION_LIMITS, answerSchemaProblems, checkAnswer, questionTextProblem } from '../agent/questions';
-import type { OutputSchema } from '../agent/output-schema';
 import { defineTool } from './define';
 
 /** Arguments of `ask_user`. */
@@ -53,7 +52,7 @@ function checkAskUserArgs(raw: unknown): { ok: true; value: unknown } | { ok: fa
       return { ok: false, error: `Invalid arguments for ask_user: schema: ${problems.join('; ')}.` };
   }
   if (args.default !== undefined) {
-    const checked = checkAnswer(args.schema as OutputSchema | undefined, args.default);
+    const checked = checkAnswer(args.schema, args.default);
     if (!checked.ok)
       return { ok: false, error: `Invalid arguments for ask_user: default: ${checked.error}.` };
   }
