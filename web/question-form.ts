@@ -266,7 +266,8 @@ function fieldFor(
 function reasonsByPath(message: string): { path: string; text: string }[] {
   const m = /was refused: (.*?)(?:\. It still waits for an answer\.)?$/s.exec(message);
   if (!m?.[1]) return [];
-  return m[1].split('; ').flatMap((part) => {
+  // Reasons are joined by "; ", which a reason may hold too ("at least 1; got 0"): split before a path only.
+  return m[1].split(/; (?=(?:[\w$.[\]"]+|the answer): )/).flatMap((part) => {
     const at = /^([\w$.[\]"]+|the answer): (.*)$/s.exec(part);
     return at ? [{ path: at[1] === 'the answer' ? '' : (at[1] as string), text: at[2] as string }] : [];
   });
