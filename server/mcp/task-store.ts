@@ -3,7 +3,8 @@
  * is kept in this process, so a client that reconnects after the server restarted (or talks to
  * another instance) finds its task where the run is; any agent run, however it was started, can be
  * read as a task. Status mapping: running → `working`, waiting for approval → `input_required`
- * (answer with `agent_approve` / `agent_reject`), completed → `completed`, failed, timed out or
+ * (answer with `agent_approve` / `agent_reject`), waiting for an answer → `input_required` (answer
+ * with `agent_answer`), completed → `completed`, failed, timed out or
  * terminated → `failed`, cancelled → `cancelled`.
  */
 import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
