@@ -149,11 +149,9 @@ test('HTTP: list, refuse (wrong type, malformed body, 1 MB, HTML kept as text), 
   const huge = 'x'.repeat(1024 * 1024);
   expect((await post(JSON.stringify({ answer: { name: huge, seats: 1 } }))).status).toBe(413);
   await expect(
-    dev.fx.client.workflow
-      .getHandle(id)
-      .executeUpdate(answerQuestionUpdate, {
-        args: [{ toolCallId: 'q1', answer: { name: huge, seats: 1 } }],
-      }),
+    dev.fx.client.workflow.getHandle(id).executeUpdate(answerQuestionUpdate, {
+      args: [{ toolCallId: 'q1', answer: { name: huge, seats: 1 } }],
+    }),
   ).rejects.toMatchObject({ cause: { message: expect.stringContaining('at most 32 KiB is accepted') } });
   const still = await dev.fx.client.workflow.getHandle(id).query(stateQuery);
   expect(still.questions?.map((q) => q.toolCallId)).toEqual(['q1']);

@@ -248,7 +248,7 @@ test('free text with HTML is taken as text; malformed answers are refused, the r
     await until(handle.workflowId, (s) => (s.questions?.length ?? 0) > 0);
     const deep: unknown[] = [];
     let at = deep;
-    for (let i = 0; i < 40; i++) at = (at[0] = []);
+    for (let i = 0; i < 40; i++) at = at[0] = [];
     expect(
       await refusedWith(answerQuestion(temporal.env.client, handle.workflowId, 'q', deep)),
     ).toMatchObject({

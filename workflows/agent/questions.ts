@@ -159,7 +159,7 @@ export class QuestionGate {
     return Object.entries(this.host.input.clientTools ?? {}).map(([name, spec]) => ({
       name,
       description: spec.description,
-      parameters: (spec.input) ?? DEFAULT_CLIENT_TOOL_INPUT,
+      parameters: spec.input ?? DEFAULT_CLIENT_TOOL_INPUT,
     }));
   }
 
@@ -169,7 +169,7 @@ export class QuestionGate {
     if (!spec) return undefined;
     let def = this.definitions.get(name);
     if (!def) {
-      const schema = (spec.input) ?? DEFAULT_CLIENT_TOOL_INPUT;
+      const schema = spec.input ?? DEFAULT_CLIENT_TOOL_INPUT;
       def = {
         name,
         description: spec.description,
@@ -227,7 +227,7 @@ export class QuestionGate {
     }
     const timeoutMs = timeoutOf(this.host.input, isQuestion ? args.timeout_seconds : spec?.timeoutSeconds);
     const q = (c.question ??= { askedAt: Date.now(), deadline: Date.now() + timeoutMs });
-    const schema = (isQuestion ? args.schema : spec?.output);
+    const schema = isQuestion ? args.schema : spec?.output;
     const hasDefault = isQuestion && args.default !== undefined;
     const view: PendingQuestion = {
       toolCallId: pending.toolCallId,
