@@ -135,7 +135,7 @@ export class RunLimitEnforcer {
    * Durable timers for the wall-clock budget (from the run's first start, so a continued run waits
    * only for what is left): a warning at 80 %, and at 100 % waits end and the loop stops. A timer
    * that fires while the clock stands still (or after it stood still) waits for it to run again and
-   * sleeps for what is left; a run that never waited for an answer fires each timer once.
+   * sleeps for what is left; a run whose clock never stood still fires each timer once, as before.
    */
   startWallClock(): void {
     if (this.host.input.policy.maxWallClock === undefined) return;
@@ -157,6 +157,8 @@ export class RunLimitEnforcer {
   /** Runs `fire` once the wall clock has used `fraction` of the budget, checking after `inMs`. */
   private atWallClock(fraction: number, inMs: number, fire: () => void): void {
     void sleep(inMs).then(async () => {
+      // A run whose clock never stood still fires as runs always did (its history must replay as recorded).
+      if (this.pausedSince === null && !this.state.waitedMs) return fire();
       if (this.pausedSince !== null) await condition(() => this.pausedSince === null);
       const { used, max } = this.wallClock();
       const left = max * fraction - used;
