@@ -5,7 +5,7 @@
  * a Temporal `Client` that return data and throw {@link QuestionRequestError}; the CLI, the HTTP
  * API, the MCP server and the SDK share them, so every door says the same thing.
  */
-import type { Client } from '@temporalio/client';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { AgentStateView, PendingQuestion, QuestionAnswered } from '../shared/agent';
@@ -43,8 +43,8 @@ const CODE_OF_REFUSAL: Record<string, QuestionErrorCode> = {
   [ANSWER_REFUSALS.invalid]: 'invalid_answer',
 };
 
-/** The state of a running run, or an error saying it does not exist or has ended. */
-async function runningState(client: Client, workflowId: string): Promise<AgentStateView> {
+/** The handle of a running run, or an error saying it does not exist or has ended. */
+async function runningHandle(client: Client, workflowId: string): Promise<WorkflowHandle> {
   const handle = client.workflow.getHandle(workflowId);
   let status: string;
   try {
@@ -61,7 +61,12 @@ async function runningState(client: Client, workflowId: string): Promise<AgentSt
         `See its outcome with: durable-agent status ${workflowId}`,
     );
   }
-  return handle.query(stateQuery);
+  return handle;
+}
+
+/** The state of a running run, or an error saying it does not exist or has ended. */
+async function runningState(client: Client, workflowId: string): Promise<AgentStateView> {
+  return (await runningHandle(client, workflowId)).query(stateQuery);
 }
 
 /** The state of a run, or null when it ended (or vanished) since it was listed. */
@@ -164,8 +169,8 @@ export async function answerQuestion(
       'invalid_answer',
       `The answer to ${toolCallId} was refused: ${early.error}`,
     );
-  await runningState(client, workflowId);
-  const handle = client.workflow.getHandle(workflowId);
+  // Only its status: the run's validator says the rest (a query first would cost a second round trip).
+  const handle = await runningHandle(client, workflowId);
   try {
     return await handle.executeUpdate(answerQuestionUpdate, {
       args: [{ toolCallId, answer, by: opts.by ?? 'sdk' }],
