@@ -14,6 +14,7 @@ import type * as WorkerRun from '../workers/run';
 import type * as Deliver from '../client/deliver';
 import type * as CodecServer from '../server/codec-server';
 import { registerApprovalCommands } from './approvals';
+import { registerQuestionCommands } from './questions';
 import { registerContentCommands } from './content';
 import { registerDebugCommands } from './debug/commands';
 import { registerDemoCommand } from './demo';
@@ -154,6 +155,7 @@ program
 
 registerNotificationCommands(program, target);
 registerApprovalCommands(program, target);
+registerQuestionCommands(program, target);
 registerMcpCommand(program, target);
 exitAfterParsingWhenAsked(program);
 

@@ -154,6 +154,10 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
           console.log(
             `waits for approval: ${a.toolCallId} ${a.tool} until ${localTime(a.deadline)} (${a.reason}): ${a.summary}`,
           );
+        for (const q of state.questions ?? [])
+          console.log(
+            `waits for an answer: ${q.toolCallId} ${q.kind === 'question' ? printable(q.question, true) : `${q.tool} (client tool)`} until ${localTime(q.deadline)}; answer with durable-agent answer ${id} ${q.toolCallId}`,
+          );
         for (const [name, b] of Object.entries(state.budgets ?? {}))
           console.log(`budget: ${describeRunLimit(name as RunLimitName, b)}`);
         for (const r of retryingActivities(desc)) console.log(formatRetry(r));

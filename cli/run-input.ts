@@ -26,6 +26,8 @@ export interface RunOpts {
   wait: boolean;
   taskQueue?: string;
   cancelOnExit?: boolean;
+  /** false with --no-prompt: the run's questions are not asked in the terminal. */
+  prompt?: boolean;
 }
 
 /** Reads `--input`: a JSON object (the whole workflow input), or an error that names the file and the fix. */

@@ -49,6 +49,12 @@ export function formatEvent(e: AgentEvent): string | null {
       return `${step} ⏸ ${e.tool} waits for approval (${e.toolCallId})${e.text ? `: ${short(e.text)}` : ''}; answer with durable-agent approve|reject <run> ${e.toolCallId}`;
     case 'approval_decided':
       return `${step} ${e.tool} ${short(e.text)}`;
+    case 'question_asked':
+      return e.tool === 'ask_user'
+        ? `${step} ? ${short(e.text, 400)} (${e.toolCallId}); answer with durable-agent answer <run> ${e.toolCallId}`
+        : `${step} ⏸ ${e.tool} waits for the client's result (${e.toolCallId})`;
+    case 'question_answered':
+      return `${step} ${e.isError ? '✗' : '✓'} ${e.tool} ${short(e.text)}`;
     case 'user_message':
       return `${step} user: ${short(e.text)}`;
     case 'continued_as_new':

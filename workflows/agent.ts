@@ -234,7 +234,13 @@ class AgentRun {
       setLastError: (message) => {
         this.lastError = message;
       },
-      approvalsChanged: () => this.approvalsChanged(),
+      approvalsChanged: () => this.waitsChanged(),
+      questionsChanged: () => {
+        this.runLimits.pauseWallClock(
+          this.tools.waitingForInput() && this.input.policy.wallClockCountsQuestions !== true,
+        );
+        this.waitsChanged();
+      },
       metrics: this.metrics,
       raise: (n) => this.raise(n),
       cite: (def, args, result) => this.citations.cite(def, args, result),
@@ -416,6 +422,7 @@ class AgentRun {
         ...(summaryOnly ? {} : this.mcp.modelTools()),
         ...(summaryOnly ? {} : this.own.modelTools()),
         ...(summaryOnly || !this.agents.enabled ? {} : { agentTools: this.agents.modelTools() }),
+        ...(summaryOnly || !this.input.clientTools ? {} : { clientTools: this.tools.clientToolSpecs() }),
         step: this.step,
         ...this.conversation.modelInput(),
         window: {
@@ -449,9 +456,12 @@ class AgentRun {
     return { content: out.content, turn: { step: this.step, calls: toolCalls.map((call) => ({ call })) } };
   }
 
-  private approvalsChanged(): void {
+  /** Calls started or stopped waiting for a person (approvals, questions) or a client's result. */
+  private waitsChanged(): void {
     if (this.tools.waitingForApproval()) this.status = 'waiting_for_approval';
-    else if (this.status === 'waiting_for_approval') this.status = 'running';
+    else if (this.tools.waitingForInput()) this.status = 'waiting_for_input';
+    else if (this.status === 'waiting_for_approval' || this.status === 'waiting_for_input')
+      this.status = 'running';
     this.publishSearchAttributes();
     this.reportToParent();
   }
@@ -585,7 +595,7 @@ class AgentRun {
       citations: this.citations.state,
       ...(this.policies
         ? {
-            budget: this.runLimits.state,
+            budget: this.runLimits.carried(),
             untrusted: this.untrusted,
             ...(this.defaults ? { defaults: this.defaults } : {}),
           }
@@ -615,6 +625,7 @@ class AgentRun {
       ...(this.policies
         ? {
             approvals: this.tools.pendingApprovals(),
+            ...(this.tools.waitingForInput() ? { questions: this.tools.pendingQuestions() } : {}),
             budgets: this.runLimits.use(),
             costUsd: this.runLimits.costUsd(),
             untrusted: this.untrusted,

@@ -156,6 +156,7 @@ export async function prepareModelRequest(store: ContentStore, input: CallModelI
     ...(await storedToolSpecs(store, input.mcpTools, 'MCP')),
     ...(await storedToolSpecs(store, input.ownTools, 'own')),
     ...(input.agentTools ?? []),
+    ...(input.clientTools ?? []),
   ];
   const { ref, node } = await appendConversation(store, input);
   const model = input.model as { maxTokens?: number };

@@ -23,6 +23,7 @@ import {
   isAgentRef,
 } from './sub-agents';
 import type { ParentLink } from './sub-agents';
+import { ClientToolsSchema } from './questions';
 
 /** Largest task and system prompt; with the rest they stay under SIZE_BUDGETS.agentInputBytes. */
 export const AGENT_TEXT_BUDGETS = Object.freeze({ task: 128 * 1024, system: 64 * 1024 });
@@ -90,6 +91,14 @@ function checkToolTimeouts(timeouts: Record<string, ToolTimeouts>, ctx: z.Refine
       });
       continue;
     }
+    if (def.category === 'human') {
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `${name} runs no activity: its wait is set by its timeout_seconds or policy.questionTimeout`,
+      });
+      continue;
+    }
     const declared = def.activity;
     if (t.heartbeatTimeout !== undefined && !declared.heartbeatsOnClock) {
       ctx.addIssue({
@@ -148,6 +157,15 @@ export const PolicySchema = schemaOnce('shared/agent#PolicySchema', () =>
         'Per-tool approval policies over the worker’s defaults (see README: Approvals and budgets)',
       ),
       approvalTimeout: DurationSchema.default('1 hour'),
+      questionTimeout: DurationSchema.optional().describe(
+        'How long a question (ask_user) or a client tool call waits for its answer unless the call says; default 1 day',
+      ),
+      wallClockCountsQuestions: z
+        .boolean()
+        .optional()
+        .describe(
+          'Whether time spent waiting for answers (ask_user, client tools) counts against maxWallClock; default false',
+        ),
       maxContextMessages: z
         .number()
         .int()
@@ -355,6 +373,9 @@ export const AgentInputSchema = schemaOnce('shared/agent#AgentInputSchema', () =
       agents: SubAgentsSchema.optional().describe(
         'Other agents the model may call as tools: each call runs as a child agent workflow',
       ),
+      clientTools: ClientToolsSchema.optional().describe(
+        'Tools whose body runs in the client: the model calls them, the call waits until a client submits its result',
+      ),
       parent: z
         .custom<ParentLink>(
           (v) =>
@@ -404,6 +425,14 @@ export const AgentInputSchema = schemaOnce('shared/agent#AgentInputSchema', () =
             code: 'custom',
             path: ['tools'],
             message: `"${ref}" and agents.${agentRefName(ref)} name the same sub-agent; keep one`,
+          });
+      }
+      for (const name of Object.keys(input.clientTools ?? {})) {
+        if (TOOL_NAMES.includes(name) || (input.agents && name in input.agents))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['clientTools', name],
+            message: `"${name}" is already the name of a ${TOOL_NAMES.includes(name) ? 'built-in tool' : 'sub-agent'}; give the client tool another`,
           });
       }
       const policy = input.policy;

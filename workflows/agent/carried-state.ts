@@ -29,6 +29,11 @@ export interface CarriedCall {
   result?: Extract<ConversationMessage, { role: 'tool' }>;
   /** Its approval wait: when it ends (ms since the epoch), and the decision if one came. */
   approval?: { deadline: number; decision?: ApprovalDecision; reason?: string };
+  /**
+   * Its wait for input (a question or a client tool's result): when it began and ends (ms since the
+   * epoch), and the answer once one came.
+   */
+  question?: { askedAt: number; deadline: number; answer?: { value: unknown; by?: string } };
   /** What the model is told about the call apart from its result (the user edited its arguments). */
   note?: string;
 }
@@ -86,4 +91,6 @@ export interface CarriedBudget {
   costUsd: number;
   /** Budgets the user was already warned about. */
   warned: string[];
+  /** Time spent waiting for answers that the wall-clock budget does not count (ms). */
+  waitedMs?: number;
 }

@@ -1,6 +1,6 @@
 import { ActivityFailure, isCancellation, patched } from '@temporalio/workflow';
 import type { ToolActivity } from '../../activities/types';
-import type { PendingApproval, PendingToolCall } from '../../shared/agent';
+import type { PendingApproval, PendingQuestion, PendingToolCall } from '../../shared/agent';
 import type { CarriedCall, CarriedTurn } from './carried-state';
 import type { ApprovalPolicy } from '../../shared/approvals';
 import { approvalReason, isUntrustedSource } from '../../shared/approvals';
@@ -11,6 +11,9 @@ import { findTool } from '../../shared/tools/registry';
 import { toolActivity } from './activities';
 import type { ApprovalHost } from './approvals';
 import { ApprovalGate, INTERRUPTED } from './approvals';
+import type { QuestionHost } from './questions';
+import { QuestionGate } from './questions';
+import type { ModelToolSpec } from '../../shared/model';
 import type { McpToolbox } from './mcp';
 import type { OwnToolbox } from './own-tools';
 import type { OwnToolSpec } from '../../shared/tools/own';
@@ -23,7 +26,7 @@ import type { SubAgents } from './sub-agents';
 export type ToolMessage = Extract<ConversationMessage, { role: 'tool' }>;
 
 /** What the tool runner needs from the run it belongs to. */
-export interface ToolHost extends ApprovalHost {
+export interface ToolHost extends ApprovalHost, QuestionHost {
   /** Counts a finished tool call in the run's usage. */
   countToolCall(): void;
   /** Search tools: numbers the results for citation and returns what the model reads. */
@@ -68,6 +71,8 @@ export const EDIT_NOTE_APART_PATCH = 'approval-edit-note-apart';
 export class ToolRunner {
   private readonly pending = new Map<string, PendingToolCall>();
   private readonly gate: ApprovalGate;
+  /** Questions (ask_user) and client-side tools: calls that wait for input from outside. */
+  private readonly questions: QuestionGate;
   private runningTools = 0;
   private readonly slotWaiters: (() => void)[] = [];
   private notificationTurn: Promise<void> = Promise.resolve();
@@ -79,15 +84,30 @@ export class ToolRunner {
   private draining = false;
 
   constructor(private readonly host: ToolHost) {
-    this.gate = new ApprovalGate(host, {
-      shouldDrain: () => this.shouldDrain(),
-      draining: () => this.draining,
-    });
+    const drain = { shouldDrain: () => this.shouldDrain(), draining: () => this.draining };
+    this.gate = new ApprovalGate(host, drain);
+    this.questions = new QuestionGate(host, drain);
   }
 
-  /** The `approveToolCall` update (see ApprovalGate). */
+  /** The `approveToolCall` update (see ApprovalGate) and the `answerQuestion` update (QuestionGate). */
   registerHandlers(): void {
     this.gate.registerHandlers();
+    this.questions.registerHandlers();
+  }
+
+  /** Calls waiting for an answer or a client's result, for the `state` query. */
+  pendingQuestions(): PendingQuestion[] {
+    return this.questions.pendingQuestions();
+  }
+
+  /** Whether any call waits for an answer or a client's result. */
+  waitingForInput(): boolean {
+    return this.questions.waiting();
+  }
+
+  /** The run's client-side tools as the model sees them (empty without any). */
+  clientToolSpecs(): ModelToolSpec[] {
+    return this.questions.modelTools();
   }
 
   /** Calls that were requested and have not finished, for the `state` query. */
@@ -149,6 +169,7 @@ export class ToolRunner {
     const own = mcp ? undefined : this.host.own.find(call.name);
     const agents = this.host.agents;
     const agent = !mcp && !own && agents.has(call.name);
+    const client = !mcp && !own && !agent && this.questions.hasClientTool(call.name);
     let enabled = this.host.mcp.enabled
       ? [
           ...this.host.input.tools.filter((t) => findTool(t) || this.host.own.find(t)),
@@ -156,18 +177,21 @@ export class ToolRunner {
         ]
       : this.host.input.tools;
     if (agents.enabled) enabled = [...enabled, ...agents.names()];
+    if (this.host.input.clientTools) enabled = [...enabled, ...this.questions.clientToolNames()];
     const def = mcp
       ? this.host.mcp.definition(mcp)
       : own
         ? this.host.own.definition(own)
         : agent
           ? agents.definition(call.name)
-          : findTool(call.name);
+          : client
+            ? this.questions.definition(call.name)
+            : findTool(call.name);
     if (!def) {
       reject(`No such tool "${call.name}". Available tools: ${enabled.join(', ') || '(none)'}.`);
       return;
     }
-    if (!mcp && !agent && !enabled.includes(call.name)) {
+    if (!mcp && !agent && !client && !enabled.includes(call.name)) {
       reject(
         `Tool "${call.name}" is not enabled for this run. Enabled tools: ${enabled.join(', ') || '(none)'}.`,
       );
@@ -215,6 +239,14 @@ export class ToolRunner {
         }
       }
       if (this.draining) return;
+      // Questions and client tools wait for input in the workflow: no activity, no tool slot.
+      if (def.category === 'human' || def.category === 'client') {
+        const outcome = await this.questions.ask(c, pending, def);
+        if (outcome === INTERRUPTED) return;
+        this.host.countToolCall();
+        c.result = reply(outcome.content, outcome.isError);
+        return;
+      }
       await this.acquireToolSlot();
       if (this.draining) {
         this.releaseToolSlot();
