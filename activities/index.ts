@@ -71,7 +71,8 @@ export function createActivities(
     ...createSqlActivities({ config: deps.config.databases }),
     ...createRunDefaultsActivities(deps.config.runDefaults),
     ...createMcpActivities({ config: deps.config.mcp, store: deps.store, logger: deps.logger }),
-    ...(deps.tools?.length ? createOwnToolActivities({ tools: deps.tools, store: deps.store }) : {}),
+    // Always: a run naming a tool this worker lacks is told which tools it has.
+    ...createOwnToolActivities({ tools: deps.tools ?? [], store: deps.store }),
   };
   for (const name of [...TOOL_NAMES, ...(deps.tools ?? []).map((t) => t.spec.name), 'default']) {
     const tool = all[name] as ToolActivity | undefined;

@@ -28,6 +28,8 @@ import {
   sendNotification,
 } from './notification-client';
 import { startAgentRun } from './start-run';
+import type { RunQuestion } from './questions';
+import { listQuestions } from './questions';
 
 export { AgentClientError } from './agent-client-error';
 export type { AgentClientErrorCode } from './agent-client-error';
@@ -129,6 +131,11 @@ export class AgentClient {
   /** Tool calls waiting for approval across running runs (optionally only runs that notify `user`). */
   approvals(opts: { user?: string } = {}): Promise<RunApproval[]> {
     return guarded(() => listApprovals(this.temporal, opts));
+  }
+
+  /** Questions and client-tool calls waiting for an answer across running runs (optionally only runs that notify `user`). */
+  questions(opts: { user?: string } = {}): Promise<RunQuestion[]> {
+    return guarded(() => listQuestions(this.temporal, opts));
   }
 
   /** Sends a notification to a run or to `inbox:<user>` (created on first use). */

@@ -27,6 +27,9 @@ import type { RunVerdict } from './eval/eval';
 import type * as EvalModule from './eval/eval';
 import type * as EvalProviders from './eval/providers';
 import { readNotifications } from './notification-client';
+import type { RunQuestion } from './questions';
+import { answerQuestion, listQuestions, submitToolResult } from './questions';
+import type { QuestionAnswered } from '../shared/agent/questions';
 import { RunNotFoundError, isRunNotFound } from './temporal-errors';
 
 /** What {@link AgentRun.events} takes. */
@@ -154,6 +157,24 @@ export class AgentRun {
   /** The tool calls of this run waiting for approval. */
   approvals(): Promise<RunApproval[]> {
     return guarded(() => listApprovals(this.client, { workflowId: this.id }), this.id);
+  }
+
+  /** The questions (`ask_user`) and client-tool calls of this run (and its sub-agents) waiting for an answer. */
+  questions(): Promise<RunQuestion[]> {
+    return guarded(() => listQuestions(this.client, { workflowId: this.id }), this.id);
+  }
+
+  /**
+   * Answers a question the run asked: checked by the run against the question's JSON Schema before
+   * it enters history. A second answer (from any door) is refused with `already_answered`.
+   */
+  answer(toolCallId: string, answer: unknown): Promise<QuestionAnswered> {
+    return guarded(() => answerQuestion(this.client, this.id, toolCallId, answer, { by: 'sdk' }), this.id);
+  }
+
+  /** Submits the result of a client-side tool call (your app ran the tool), checked against its result schema. */
+  submitToolResult(toolCallId: string, result: unknown): Promise<QuestionAnswered> {
+    return guarded(() => submitToolResult(this.client, this.id, toolCallId, result, { by: 'sdk' }), this.id);
   }
 
   /** Cancels the run gracefully: running tools are cancelled and cleaned up; its state stays readable. */

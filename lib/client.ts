@@ -10,6 +10,8 @@ export type {
   StartOptions,
 } from '../client/agent-client';
 export type { RunApproval } from '../client/approval-client';
+export type { RunQuestion } from '../client/questions';
+export type { PendingQuestion, QuestionAnswered } from '../shared/agent/questions';
 export type { ReplayOutcome, Divergence } from '../client/debug/replay';
 export type { RunVerdict, StepVerdict } from '../client/eval/eval';
 export type {
