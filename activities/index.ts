@@ -34,6 +34,8 @@ export interface ActivityDeps {
   logger?: Logger;
   /** The Temporal service the worker serves (its cluster id), named in the claims of stored content. */
   temporalService?: string;
+  /** Whether the worker's namespace has the agent search attributes (asked of the server once). */
+  agentSearchAttributes?: () => Promise<boolean>;
 }
 
 /** A tool activity whose results keep within their budgets (large ones go to the content store). */
@@ -65,7 +67,10 @@ export function createActivities(
     ...createEmailActivities({ config: deps.config.email }),
     ...createSearchActivities({ search: deps.config.search }),
     ...createSqlActivities({ config: deps.config.databases }),
-    ...createRunDefaultsActivities(deps.config.runDefaults),
+    ...createRunDefaultsActivities(deps.config.runDefaults, {
+      localModelPath: deps.config.models.local.modelPath,
+      ...(deps.agentSearchAttributes ? { agentSearchAttributes: deps.agentSearchAttributes } : {}),
+    }),
     ...createMcpActivities({ config: deps.config.mcp, store: deps.store, logger: deps.logger }),
   };
   for (const name of [...TOOL_NAMES, 'default']) {

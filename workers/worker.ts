@@ -16,6 +16,7 @@ import { PrivateValuesInterceptor } from './observability/private-values';
 import { ErrorSanitizer } from './observability/sanitize-errors';
 import { AesGcmCodec } from './payload-codec';
 import { secretsOfConfig } from '../shared/redact-secrets';
+import { hasEveryAgentAttribute } from '../shared/search-attributes';
 import type { Tracing } from './observability/tracing';
 import { workerDeploymentOptions } from './versioning';
 
@@ -119,6 +120,20 @@ export const WORKFLOW_BUNDLER_OPTIONS = {
 /** Names what {@link WORKFLOW_BUNDLER_OPTIONS} build, for caches of built bundles. */
 export const WORKFLOW_BUNDLE_FLAVOUR = `${WORKFLOW_JS_TARGET}-schemas-shared`;
 
+/**
+ * Whether the namespace has the agent search attributes, asked of the server once per worker, when
+ * the first run starts: a namespace where the question is refused (some Cloud API keys) counts as
+ * lacking them, as the client's start function counts it.
+ */
+function agentAttributesOf(connection: NativeConnection, namespace: string): () => Promise<boolean> {
+  let known: Promise<boolean> | undefined;
+  return () =>
+    (known ??= connection.operatorService
+      .listSearchAttributes({ namespace })
+      .then((r) => hasEveryAgentAttribute(r.customAttributes))
+      .catch(() => false));
+}
+
 /** Creates the agent worker: agent workflows plus the model activity and one activity per tool. */
 export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worker> {
   const { metrics } = opts;
@@ -132,6 +147,7 @@ export async function createAgentWorker(opts: AgentWorkerOptions): Promise<Worke
       deliver: opts.deliver,
       // The runtime's logger: what MCP connections report reaches the worker's log like activities' lines.
       logger: Runtime.instance().logger,
+      agentSearchAttributes: agentAttributesOf(opts.connection, opts.namespace),
     }),
     ...createContentGcActivities({
       store,
