@@ -9,6 +9,7 @@ import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@tempor
 import type { AgentEvent, AgentResult } from '../shared/agent';
 import { eventsQuery } from '../shared/agent/messages';
 import type { LiveTokenPrinter } from './live-tokens';
+import { counted } from '../shared/words';
 
 /** How a watched run ended; the CLI's exit code follows it. */
 export interface RunOutcome {
@@ -150,10 +151,7 @@ export async function watchRun(
   }
 }
 
-/** `1 step`, `2 steps`: a count and its noun, in the right number. */
-export function counted(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
-}
+export { counted } from '../shared/words';
 
 /** The closing line of a run: steps, tool calls, tokens. */
 export function usageLine(r: Pick<AgentResult, 'steps' | 'usage'>): string {

@@ -89,7 +89,16 @@ test('a finished knowledge-base run: nothing waits, sources by their path in the
   for (const viewport of VIEWPORTS) {
     const page = await browser.newPage({ viewport });
     await page.goto(`${api.url}/runs/${id}`);
-    await page.locator('#answer .citations li').first().waitFor();
+    // A finished run is read through queries a worker answers by replaying it: slow on a busy machine.
+    await page
+      .locator('#answer .citations li')
+      .first()
+      .waitFor({ timeout: 60_000 })
+      .catch(async (e: Error) => {
+        throw new Error(
+          `at ${viewport.width} px the page showed: ${await page.locator('main').textContent()}\n${e.message}`,
+        );
+      });
     // Read once the run had finished: the approvals section says so instead of standing empty.
     await page.locator('#approvals', { hasText: 'Nothing waits for approval.' }).waitFor({ timeout: 5000 });
     const sources = await page.locator('#answer .citations li').allTextContents();
