@@ -115,7 +115,8 @@ export interface LiveTokenPrinter {
 
 /**
  * Terminal output of live tokens: the text of each call as it comes, under a `[step N]` head, and
- * each tool call the model writes as `→ <tool> <arguments so far>` on a line of its own; a newer
+ * each tool call the model writes as `→ <tool> <arguments so far>` on a line of its own, its id
+ * after its arguments (`(call-1)`, as the call's event line would show it); a newer
  * attempt of the same call starts over on a new line saying so. A step's answer is typed once the
  * run's events have reached that step ({@link LiveTokenPrinter.reached}), or after
  * {@link EVENTS_WAIT_MS} without them; other lines (the run's events) wait while a line is being
@@ -131,6 +132,8 @@ export function liveTokenPrinter(write: (text: string) => void): LiveTokenPrinte
   const typedSteps = new Set<number>();
   /** The tool calls typed per step, by their index in the call (a retried attempt overwrites). */
   const typedTools = new Map<number, Map<number, string>>();
+  /** The ids of the call's tool calls by index, written after each one's arguments, as its event line does. */
+  let toolIds = new Map<number, string>();
   const held: string[] = [];
   let holdTimer: ReturnType<typeof setTimeout> | undefined;
   /** Live events of steps the run's events have not reached yet, in order (bounded by the stream's budgets). */
@@ -140,14 +143,17 @@ export function liveTokenPrinter(write: (text: string) => void): LiveTokenPrinte
   /** Citation marks of the call being typed, numbered by first use; a mark split over frames waits. */
   let marks = new Map<string, number>();
   let markTail = '';
-  const endText = () => {
+  /** Ends the part being typed: the text's held tail, or the tool call's id. */
+  const endPart = () => {
     if (markTail) write(markTail);
     markTail = '';
+    const id = typeof typing === 'number' ? toolIds.get(typing) : undefined;
+    if (id) write(` (${id})`);
   };
   const flushTyping = () => {
     if (holdTimer) clearTimeout(holdTimer);
     holdTimer = undefined;
-    endText();
+    endPart();
     if (open) write('\n');
     open = false;
     typing = null;
@@ -159,7 +165,10 @@ export function liveTokenPrinter(write: (text: string) => void): LiveTokenPrinte
     const retry = current?.call === f.call && current.attempt !== f.attempt;
     const resumed = current?.call === f.call && current.attempt === f.attempt;
     flushTyping();
-    if (!resumed) marks = new Map();
+    if (!resumed) {
+      marks = new Map();
+      toolIds = new Map();
+    }
     current = { call: f.call, attempt: f.attempt };
     write(`[step ${f.step}] ${retry ? `(attempt ${f.attempt}, from the start) ` : resumed ? '… ' : ''}`);
     open = true;
@@ -178,7 +187,7 @@ export function liveTokenPrinter(write: (text: string) => void): LiveTokenPrinte
   const type = (f: Tag, part: 'text' | number, head: string, text: string) => {
     begin(f);
     if (typing !== part) {
-      endText();
+      endPart();
       if (typing !== null) write(`\n[step ${f.step}] `);
       write(head);
       typing = part;
@@ -186,18 +195,19 @@ export function liveTokenPrinter(write: (text: string) => void): LiveTokenPrinte
     write(part === 'text' ? numbered(text) : text);
     typedSteps.add(f.step);
   };
-  const typeTool = (f: Tag, index: number, name: string | undefined, text: string) => {
+  const typeTool = (f: Tag, index: number, name: string | undefined, text: string, id?: string) => {
     const tools = typedTools.get(f.step) ?? new Map<number, string>();
     typedTools.set(f.step, tools);
     if (name || !tools.has(index)) tools.set(index, name ?? tools.get(index) ?? 'tool');
     type(f, index, `→ ${name ?? tools.get(index) ?? 'tool'} `, text);
+    if (id) toolIds.set(index, id);
   };
   const show = (e: LiveEvent) => {
     if (e.type === 'partial') {
       const p = e.answer;
       begin(p);
       if (p.text) type(p, 'text', '', p.text);
-      for (const t of p.tools) typeTool(p, t.index, t.name, t.args);
+      for (const t of p.tools) typeTool(p, t.index, t.name, t.args, t.id);
       return;
     }
     const f = e.frame;
@@ -207,7 +217,7 @@ export function liveTokenPrinter(write: (text: string) => void): LiveTokenPrinte
       return;
     }
     if (f.kind === 'text' && f.text) type(f, 'text', '', f.text);
-    else if (f.kind === 'tool') typeTool(f, f.index ?? 0, f.name, f.text ?? '');
+    else if (f.kind === 'tool') typeTool(f, f.index ?? 0, f.name, f.text ?? '', f.id);
     else if (f.kind === 'end' || f.kind === 'cut') {
       if (current?.call === f.call && current.attempt === f.attempt) flushTyping();
     }

@@ -111,7 +111,7 @@ test('run types the tool calls the model writes, their arguments as they come', 
   expect(cli.stdout()).not.toContain(args);
   expect(await cli.exited).toBe(0);
   const out = cli.stdout();
-  expect(out).toContain(`[step 1] Adding up.\n[step 1] → calculator ${args}\n`);
+  expect(out).toContain(`[step 1] Adding up.\n[step 1] → calculator ${args} (sum)\n`);
   expect(out).toContain('The sum is 150.');
 }, 60_000);
 

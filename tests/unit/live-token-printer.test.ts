@@ -30,7 +30,7 @@ function event(step: number, kind: AgentEvent['kind'], more: Partial<AgentEvent>
   return { seq: seq++, at: '2026-12-07T00:00:00Z', step, kind, ...more };
 }
 
-test('tool-call arguments are typed as they come, each call on its own line after the text', () => {
+test('tool-call arguments are typed as they come, each call on its own line after the text, then its id', () => {
   const { out, p } = printer();
   p.onEvent(frame({ kind: 'start' }));
   p.onEvent(frame({ kind: 'text', text: 'Two sums.' }));
@@ -44,8 +44,8 @@ test('tool-call arguments are typed as they come, each call on its own line afte
   p.onEvent(frame({ kind: 'end' }));
   expect(out.join('')).toBe(
     '[step 2] Two sums.\n' +
-      '[step 2] → calculator {"expression":"1+1"}\n' +
-      '[step 2] → calculator {"expression":"2+2"}\n' +
+      '[step 2] → calculator {"expression":"1+1"} (a)\n' +
+      '[step 2] → calculator {"expression":"2+2"} (b)\n' +
       '[step 2] model answered in 5 ms\n',
   );
   expect(p.typed(2)).toBe(true);
@@ -56,7 +56,7 @@ test('a call with only a tool call types it on the step’s line', () => {
   p.onEvent(frame({ kind: 'start' }));
   p.onEvent(frame({ kind: 'tool', index: 0, id: 'a', name: 'get_time', text: '{"timezone":"UTC"}' }));
   p.flush();
-  expect(out.join('')).toBe('[step 2] → get_time {"timezone":"UTC"}\n');
+  expect(out.join('')).toBe('[step 2] → get_time {"timezone":"UTC"} (a)\n');
 });
 
 test('a late joiner gets the answer so far with its tool calls, then the rest', () => {
@@ -74,7 +74,7 @@ test('a late joiner gets the answer so far with its tool calls, then the rest', 
   });
   p.onEvent(frame({ kind: 'tool', index: 0, text: 'poral"}' }));
   p.onEvent(frame({ kind: 'end' }));
-  expect(out.join('')).toBe('[step 2] Looking it up.\n[step 2] → web_search {"query":"temporal"}\n');
+  expect(out.join('')).toBe('[step 2] Looking it up.\n[step 2] → web_search {"query":"temporal"} (a)\n');
 });
 
 test('a step’s answer waits for the earlier steps’ event lines, and its typed tool calls are not repeated', () => {
@@ -106,7 +106,7 @@ test('a step’s answer waits for the earlier steps’ event lines, and its type
       '[step 1] model answered in 5 ms: Checking.\n' +
       '[step 1] ✓ get_time in 3 ms: 12:00\n' +
       '[step 2] Now the total.\n' +
-      '[step 2] → calculator {"expression":"1+1"}\n' +
+      '[step 2] → calculator {"expression":"1+1"} (c)\n' +
       '[step 2] model answered in 4 ms\n' +
       '[step 2] ✓ calculator in 2 ms: 2\n',
   );
@@ -120,7 +120,7 @@ test('a second call of the same tool in a step is printed by its event when only
   const first = format(event(2, 'tool_started', { tool: 'calculator', toolCallId: 'a', args: {} }));
   const second = format(event(2, 'tool_started', { tool: 'calculator', toolCallId: 'b', args: {} }));
   expect([first, second]).toEqual([null, '[step 2] → calculator {} (b)']);
-  expect(out.join('')).toBe('[step 2] → calculator {"expression":"1"}\n');
+  expect(out.join('')).toBe('[step 2] → calculator {"expression":"1"} (a)\n');
 });
 
 test('without the run’s events the answer is typed all the same, after a wait', () => {
