@@ -305,7 +305,7 @@ function userPicker(root: HTMLElement): void {
       known.append(
         h('h2', {}, 'Inboxes'),
         h('ul', {}, ...users.map((u) => h('li', {}, h('a', { href: `/inbox/${encodeURIComponent(u)}` }, u)))),
-        more ? h('p', { class: 'muted' }, 'The newest are listed; type a name to open another.') : null,
+        ...(more ? [h('p', { class: 'muted' }, 'The newest are listed; type a name to open another.')] : []),
       );
       known.hidden = false;
     })

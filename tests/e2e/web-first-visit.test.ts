@@ -160,6 +160,10 @@ test('/ offers the inboxes that exist', async () => {
       }
       expect(await link.textContent()).toBe(user);
     }
+    // A heading and the names (fewer than the budget: no "more" line), nothing else.
+    const listed = (await page.locator('nav.inboxes').innerText()).split('\n').filter(Boolean);
+    expect(listed[0]).toBe('Inboxes');
+    expect(listed.slice(1).every((l) => /^(ana|bo)-/.test(l))).toBe(true);
     expect(await scrollWidth(page)).toBeLessThanOrEqual(viewport.width);
     await page.locator(`a[href="/inbox/${users[0]}"]`).click();
     await page.waitForURL(`**/inbox/${users[0]}`);
