@@ -140,6 +140,8 @@ export interface CallModelInput {
   tools: string[];
   /** The run's MCP tools as discovery stored them (model-facing specs), offered after the built-in ones. */
   mcpTools?: ContentRef;
+  /** The worker's own tools the run names, as the worker stored their model-facing specs; offered after the MCP tools. */
+  ownTools?: ContentRef;
   /** The run's sub-agents as tools (bounded: SUB_AGENT_LIMITS), offered last. */
   agentTools?: ModelToolSpec[];
   /** The run's step (model turn number, from 1); the scripted model plays the turn of this step. */

@@ -73,6 +73,8 @@ export const WORKER_ENV = {
     "Worker Versioning: this build's id, e.g. its git commit (with DURABLE_AGENT_DEPLOYMENT_NAME)",
   DURABLE_AGENT_WORKFLOW_BUNDLE:
     'A prebuilt workflow bundle (a .js file of bundleWorkflowCode) to load instead of bundling workflows/ at start; not with tracing, payload encryption or Worker Versioning on',
+  DURABLE_AGENT_TOOLS_MODULE:
+    'A module (.ts or .js) exporting tools of your own made with defineTool; the worker registers them (as `worker --tools-module`)',
 } as const;
 
 /**
@@ -165,6 +167,7 @@ const EnvSchema = z.object({
     .optional(),
   DURABLE_AGENT_STREAM: z.string().trim().optional(),
   DURABLE_AGENT_WORKFLOW_BUNDLE: optionalString,
+  DURABLE_AGENT_TOOLS_MODULE: optionalString,
   DURABLE_AGENT_DEPLOYMENT_NAME: optionalString,
   DURABLE_AGENT_BUILD_ID: optionalString,
 });
@@ -214,6 +217,8 @@ export const LOCAL_SEQUENCES = 2;
 export interface WorkerConfig extends ActivitiesConfig {
   /** A prebuilt workflow bundle file, loaded instead of bundling workflows/ at start. */
   workflowBundle?: string;
+  /** A module exporting tools of the user's own, which `durable-agent worker` registers. */
+  toolsModule?: string;
   logLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   logFormat: 'text' | 'json';
   maxConcurrentActivities: number;
@@ -337,6 +342,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     ...(e.DURABLE_AGENT_WORKFLOW_BUNDLE
       ? { workflowBundle: path.resolve(e.DURABLE_AGENT_WORKFLOW_BUNDLE) }
       : {}),
+    ...(e.DURABLE_AGENT_TOOLS_MODULE ? { toolsModule: path.resolve(e.DURABLE_AGENT_TOOLS_MODULE) } : {}),
     scriptsDir: path.resolve(e.DURABLE_AGENT_SCRIPTS_DIR),
     logLevel: e.DURABLE_AGENT_LOG_LEVEL,
     logFormat: e.DURABLE_AGENT_LOG_FORMAT,

@@ -18,6 +18,7 @@ import { installRuntime, servesMetrics } from './observability/runtime';
 import { startTracing } from './observability/start-tracing';
 import { createAgentWorker } from './worker';
 import { ensureContentGcSchedule } from './content-gc-schedule';
+import { loadToolsModule } from './tools-module';
 
 export { installLogging } from './observability/runtime';
 
@@ -65,6 +66,8 @@ export function runWorker(opts: {
   let stopRequested = false;
   let shutdown: (() => void) | undefined;
   const done = (async () => {
+    // Loaded first: a module that fails or exports no tools stops the worker before it connects.
+    const tools = opts.config.toolsModule ? loadToolsModule(opts.config.toolsModule) : [];
     const roles = await checkConnectionRoles(opts.config.databases);
     if (roles.refused.length > 0) throw new ConfigError(roles.refused.join('\n'));
     if (roles.unchecked.length > 0) {
@@ -91,6 +94,7 @@ export function runWorker(opts: {
         connection,
         namespace: opts.target.namespace,
         config: opts.config,
+        ...(tools.length ? { tools } : {}),
         deliver: opts.deliveryFor(client, opts.config.taskQueue),
         tracing,
         metrics,

@@ -56,7 +56,9 @@ import type { RunAttributes } from './agent/search-attributes';
 import { SearchAttributePublisher, runMemo } from './agent/search-attributes';
 import { modelAttribute } from '../shared/search-attributes';
 import { McpToolbox } from './agent/mcp';
+import { OwnToolbox } from './agent/own-tools';
 import { isMcpRef } from '../shared/tools/mcp';
+import { isOwnToolName } from '../shared/tools/own';
 import { ToolRunner } from './agent/tools';
 import { UserMessages } from './agent/user-messages';
 import { StructuredOutput } from './agent/structured-output';
@@ -133,6 +135,7 @@ class AgentRun {
   private readonly events: EventLog;
   private readonly tools: ToolRunner;
   private readonly mcp: McpToolbox;
+  private readonly own: OwnToolbox;
   private readonly notifications: NotificationBox;
   private step: number;
   private usage: CarriedState['usage'];
@@ -159,7 +162,7 @@ class AgentRun {
   private readonly metrics = new RunMetrics();
   /** Which steps run as local activities ('never' for runs recorded before LOCAL_ACTIVITIES_PATCH). */
   private readonly localActivities: ParsedAgentInput['policy']['localActivities'];
-  /** The built-in tools the model is offered: the run's tools less its `mcp:` references (the same list when it has none). */
+  /** The built-in tools the model is offered: the run's tools less its `mcp:`/`agent:` references and own tools (the same list when it has none). */
   private readonly builtInTools: string[];
   /** The sub-agents the run offers (none without `agents`). */
   private readonly agents: SubAgents;
@@ -204,11 +207,13 @@ class AgentRun {
       this.policies,
       carried?.budget,
     );
-    this.builtInTools = input.tools.some((t) => isMcpRef(t) || isAgentRef(t))
-      ? input.tools.filter((t) => !isMcpRef(t) && !isAgentRef(t))
+    const notBuiltIn = (t: string) => isMcpRef(t) || isAgentRef(t) || isOwnToolName(t);
+    this.builtInTools = input.tools.some(notBuiltIn)
+      ? input.tools.filter((t) => !notBuiltIn(t))
       : input.tools;
     this.output = StructuredOutput.of(input.output, input.policy.outputRepairs, carried?.outputRepairs);
     this.mcp = new McpToolbox({ input, emit: (e) => this.emit(e) }, carried?.mcp);
+    this.own = new OwnToolbox(input, carried?.own);
     this.agents = new SubAgents(
       {
         input,
@@ -227,6 +232,7 @@ class AgentRun {
     this.tools = new ToolRunner({
       input,
       mcp: this.mcp,
+      own: this.own,
       agents: this.agents,
       localTools: this.localActivities !== 'never',
       emit: (e) => this.emit(e),
@@ -282,6 +288,8 @@ class AgentRun {
         this.defaults?.searchAttributes === true,
       );
       if (this.mcp.needsDiscovery()) await this.mcp.discover();
+      // Only runs that name own tools ask the worker about them: other runs issue the commands they always did.
+      if (this.own.needsDiscovery()) await this.own.discover();
       if (carriedTurn && !(await this.finishTurn(carriedTurn)))
         return await this.continueAsNew(rawInput, carriedTurn);
       for (;;) {
@@ -420,6 +428,7 @@ class AgentRun {
         model: this.input.model,
         tools: summaryOnly ? [] : this.builtInTools,
         ...(summaryOnly ? {} : this.mcp.modelTools()),
+        ...(summaryOnly ? {} : this.own.modelTools()),
         ...(summaryOnly || !this.agents.enabled ? {} : { agentTools: this.agents.modelTools() }),
         step: this.step,
         ...this.conversation.modelInput(),
@@ -600,6 +609,7 @@ class AgentRun {
           }
         : {}),
       ...(this.mcp.carry() ? { mcp: this.mcp.carry() } : {}),
+      ...(this.own.carry() ? { own: this.own.carry() } : {}),
       ...(this.output ? { outputRepairs: this.output.repairs } : {}),
       ...(this.agents.carry() ? { agents: this.agents.carry() } : {}),
     });
@@ -608,6 +618,7 @@ class AgentRun {
       () => this.events.trim(SIZE_BUDGETS.carriedEventsBytes / 8),
       () => this.citations.shrink(SIZE_BUDGETS.citationsBytes / 4),
       () => this.mcp.forget(),
+      () => this.own.forget(),
     ];
     return fitCarriedState(rawInput, build, shrinks);
   }

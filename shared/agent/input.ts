@@ -6,6 +6,7 @@ import { SIZE_BUDGETS, formatBytes, jsonBytes, overBudgetMessage, utf8Bytes } fr
 import { ModelChoiceSchema } from '../model';
 import { TOOL_NAMES, findTool } from '../tools/registry';
 import { isMcpRef, parseMcpRef } from '../tools/mcp';
+import { OWN_TOOL_LIMITS, isOwnToolName } from '../tools/own';
 import { inboxUserProblem } from '../identifiers';
 import { ApprovalPolicySchema, approvalPolicyProblems } from '../approvals';
 import type { ApprovalPolicy } from '../approvals';
@@ -228,10 +229,10 @@ function checkToolNames(names: string[], ctx: z.RefinementCtx): void {
       // Well formed here; whether the server and tool exist is checked when the run starts.
       const ref = parseMcpRef(name);
       if (typeof ref === 'string') ctx.addIssue({ code: 'custom', message: ref });
-    } else if (!TOOL_NAMES.includes(name)) {
+    } else if (!TOOL_NAMES.includes(name) && !isOwnToolName(name)) {
       ctx.addIssue({
         code: 'custom',
-        message: `unknown tool "${name}"; known tools: ${TOOL_NAMES.join(', ')}, or mcp:<server> / mcp:<server>/<tool> for the tools of an MCP server the worker's config names`,
+        message: `unknown tool "${name.slice(0, 80)}"; known tools: ${TOOL_NAMES.join(', ')}, a tool of the worker's own (a snake_case name), or mcp:<server> / mcp:<server>/<tool> for the tools of an MCP server the worker's config names`,
       });
     }
   }
@@ -382,6 +383,21 @@ export const AgentInputSchema = schemaOnce('shared/agent#AgentInputSchema', () =
     })
     .strict()
     .superRefine((input, ctx) => {
+      const own = input.tools.filter(isOwnToolName);
+      if (own.length > OWN_TOOL_LIMITS.toolsPerRun)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tools'],
+          message: `at most ${OWN_TOOL_LIMITS.toolsPerRun} tools of the worker's own per run; this run names ${own.length}`,
+        });
+      for (const name of own) {
+        if (input.agents && name in input.agents)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['tools'],
+            message: `"${name}" names both a tool and a sub-agent (agents.${name}); rename one`,
+          });
+      }
       for (const ref of input.tools.filter(isAgentRef)) {
         if (input.agents && agentRefName(ref) in input.agents)
           ctx.addIssue({

@@ -3,6 +3,7 @@ import type { CitationState } from '../../shared/citations';
 import type { NotificationState } from '../../shared/notifications/state';
 import type { ContentRef } from '../../shared/content';
 import type { McpCatalog } from '../../shared/tools/mcp';
+import type { OwnToolCatalog } from '../../shared/tools/own';
 import type { AgentEvent } from '../../shared/api-shapes';
 import type { ApprovalDecision, RunDefaults, RunUsage, TranscriptEntry } from '../../shared/agent';
 import type { CarriedSubAgents } from './sub-agents';
@@ -70,6 +71,8 @@ export interface CarriedState {
   defaults?: RunDefaults;
   /** The MCP tools discovery found (absent: discovered again). */
   mcp?: McpCatalog;
+  /** The worker's own tools the run names, as the worker described them (absent: asked again). */
+  own?: OwnToolCatalog;
   /** Repair turns an output schema has taken (runs with `output` only). */
   outputRepairs?: number;
   /** Sub-agents: steps finished children took, and the newest finished ones (runs with `agents` only). */

@@ -92,7 +92,8 @@ export class SearchAttributePublisher {
    */
   describeSelf(a: RunAttributes, memo: Record<string, string>, namespaceHasThem: boolean): void {
     const info = workflowInfo();
-    const missingMemo = typeof info.memo?.task !== 'string';
+    // Only what the starter left out: a memo of its own (`runAgent`'s `task`) stays as it is.
+    const missing = Object.entries(memo).filter(([k]) => info.memo?.[k] === undefined);
     const shown = info.typedSearchAttributes;
     const attributes: SearchAttributePair[] =
       shown.get(AgentStatusKey) === undefined
@@ -106,8 +107,8 @@ export class SearchAttributePublisher {
         : shown.get(AgentModelKey) !== a.model
           ? [{ key: AgentModelKey, value: a.model }]
           : [];
-    if ((!missingMemo && attributes.length === 0) || !patched(SELF_DESCRIBED_RUN_PATCH)) return;
-    if (missingMemo) upsertMemo(memo);
+    if ((missing.length === 0 && attributes.length === 0) || !patched(SELF_DESCRIBED_RUN_PATCH)) return;
+    if (missing.length > 0) upsertMemo(Object.fromEntries(missing));
     if (attributes.length > 0) {
       this.lastAt = Date.now();
       upsertSearchAttributes(attributes);

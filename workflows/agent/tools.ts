@@ -12,6 +12,8 @@ import { toolActivity } from './activities';
 import type { ApprovalHost } from './approvals';
 import { ApprovalGate, INTERRUPTED } from './approvals';
 import type { McpToolbox } from './mcp';
+import type { OwnToolbox } from './own-tools';
+import type { OwnToolSpec } from '../../shared/tools/own';
 import type { McpToolSpec } from '../../shared/tools/mcp';
 import { mcpToolId } from '../../shared/tools/mcp';
 import { clip } from './events';
@@ -36,6 +38,8 @@ export interface ToolHost extends ApprovalHost {
   readonly localTools: boolean;
   /** The run's MCP tools. */
   readonly mcp: McpToolbox;
+  /** The worker's own tools the run names. */
+  readonly own: OwnToolbox;
   /** The run's sub-agents. */
   readonly agents: SubAgents;
 }
@@ -142,17 +146,23 @@ export class ToolRunner {
     };
 
     const mcp = this.host.mcp.find(call.name);
+    const own = mcp ? undefined : this.host.own.find(call.name);
     const agents = this.host.agents;
-    const agent = !mcp && agents.has(call.name);
+    const agent = !mcp && !own && agents.has(call.name);
     let enabled = this.host.mcp.enabled
-      ? [...this.host.input.tools.filter((t) => findTool(t)), ...this.host.mcp.names()]
+      ? [
+          ...this.host.input.tools.filter((t) => findTool(t) || this.host.own.find(t)),
+          ...this.host.mcp.names(),
+        ]
       : this.host.input.tools;
     if (agents.enabled) enabled = [...enabled, ...agents.names()];
     const def = mcp
       ? this.host.mcp.definition(mcp)
-      : agent
-        ? agents.definition(call.name)
-        : findTool(call.name);
+      : own
+        ? this.host.own.definition(own)
+        : agent
+          ? agents.definition(call.name)
+          : findTool(call.name);
     if (!def) {
       reject(`No such tool "${call.name}". Available tools: ${enabled.join(', ') || '(none)'}.`);
       return;
@@ -188,7 +198,9 @@ export class ToolRunner {
       // Notifications go out one at a time, in the order the model sent them, so every target
       // (the run, the inbox) lists them in the same order.
       if (def.category === 'notification') releaseTurn = await this.takeNotificationTurn();
-      const why = c.approval ? (c.approval.reason ?? '') : this.approvalNeeded(call.name, args.data, mcp);
+      const why = c.approval
+        ? (c.approval.reason ?? '')
+        : this.approvalNeeded(call.name, args.data, mcp, own);
       let edited = false;
       if (why !== null) {
         const outcome = await this.gate.wait(c, pending, def, why);
@@ -219,7 +231,7 @@ export class ToolRunner {
         });
       }
       try {
-        const [content, isError] = await this.execute(def, step, pending, citationTurn, mcp);
+        const [content, isError] = await this.execute(def, step, pending, citationTurn, mcp, own);
         if (edited && (this.editNoteApart ??= patched(EDIT_NOTE_APART_PATCH))) {
           c.note = editNote(call, pending.args);
           c.result = reply(content, isError);
@@ -243,6 +255,7 @@ export class ToolRunner {
     pending: PendingToolCall,
     citationTurn?: Promise<void>,
     mcp?: McpToolSpec,
+    own?: OwnToolSpec,
   ): Promise<[ToolMessageContent, boolean]> {
     const { toolCallId, name, args } = pending;
     pending.state = 'running';
@@ -254,7 +267,9 @@ export class ToolRunner {
       const notifyUser = this.host.input.notify?.user;
       const activity = mcp
         ? this.host.mcp.activity(mcp, this.host.localTools)
-        : toolActivity(def, this.host.localTools, this.host.input.policy.toolTimeouts?.[name]);
+        : own
+          ? this.host.own.activity(own, this.host.localTools)
+          : toolActivity(def, this.host.localTools, this.host.input.policy.toolTimeouts?.[name]);
       const result = await (activity as ToolActivity)({
         toolCallId,
         args,
@@ -269,7 +284,7 @@ export class ToolRunner {
       if (mcp) this.host.mcp.noteDigest(mcp.server, result.toolsDigest);
       if (
         this.host.approvalPolicy() !== null &&
-        isUntrustedSource(this.host.approvalPolicy() as ApprovalPolicy, source) &&
+        isUntrustedSource(this.host.approvalPolicy() as ApprovalPolicy, source, own?.untrusted === true) &&
         !this.host.untrusted()
       )
         this.host.markUntrusted(`${source} result at step ${step}`);
@@ -356,7 +371,7 @@ export class ToolRunner {
   }
 
   /** Why a call must wait for approval, or null when it may run. */
-  private approvalNeeded(tool: string, args: unknown, mcp?: McpToolSpec): string | null {
+  private approvalNeeded(tool: string, args: unknown, mcp?: McpToolSpec, own?: OwnToolSpec): string | null {
     // Policies name an MCP tool mcp:<server>/<tool>, whatever the model calls it.
     const named = mcp ? mcpToolId(mcp.server, mcp.tool) : tool;
     const policy = this.host.approvalPolicy();
@@ -366,6 +381,7 @@ export class ToolRunner {
     return approvalReason(policy, named, args, {
       untrusted: this.host.untrusted(),
       ...(mcp?.readOnly ? { readOnly: true } : {}),
+      ...(own?.approval === 'always' ? { declaredAlways: true } : {}),
     });
   }
 }
