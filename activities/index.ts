@@ -38,6 +38,8 @@ export interface ActivityDeps {
   temporalService?: string | (() => Promise<string>);
   /** Tools of the worker's own (`defineTool`), checked as a set (see checkToolSet). */
   tools?: readonly Tool[];
+  /** Whether the worker's namespace has the agent search attributes (asked of the server once). */
+  agentSearchAttributes?: () => Promise<boolean>;
 }
 
 /** A tool activity whose results keep within their budgets (large ones go to the content store). */
@@ -69,7 +71,10 @@ export function createActivities(
     ...createEmailActivities({ config: deps.config.email }),
     ...createSearchActivities({ search: deps.config.search }),
     ...createSqlActivities({ config: deps.config.databases }),
-    ...createRunDefaultsActivities(deps.config.runDefaults),
+    ...createRunDefaultsActivities(deps.config.runDefaults, {
+      localModelPath: deps.config.models.local.modelPath,
+      ...(deps.agentSearchAttributes ? { agentSearchAttributes: deps.agentSearchAttributes } : {}),
+    }),
     ...createMcpActivities({ config: deps.config.mcp, store: deps.store, logger: deps.logger }),
     // Always: a run naming a tool this worker lacks is told which tools it has.
     ...createOwnToolActivities({ tools: deps.tools ?? [], store: deps.store }),

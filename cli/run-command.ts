@@ -170,7 +170,7 @@ export function registerRunCommand(program: Command, target: () => TemporalTarge
             if (!o.json) printer.line(printable(l, true));
           },
           250,
-          live ? formatEventBesideTokens(printer.typed) : undefined,
+          live ? formatEventBesideTokens(printer) : undefined,
         );
         live?.stop();
         prompting?.stop();

@@ -87,7 +87,7 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
             printer.line(printable(l, true));
           },
           250,
-          live ? formatEventBesideTokens(printer.typed) : undefined,
+          live ? formatEventBesideTokens(printer) : undefined,
         );
         live?.stop();
         printer.flush();

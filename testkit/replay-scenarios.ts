@@ -117,6 +117,21 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   {
+    // Started by a plain client (no memo, no search attributes) on a namespace that has the agent's
+    // search attributes: the run sets its memo and search attributes itself (SELF_DESCRIBED_RUN_PATCH).
+    name: 'self-described',
+    run: (client, tq, id) =>
+      agent(client, tq, id, {
+        task: 'a run started by a plain client',
+        tools: ['calculator'],
+        model: {
+          provider: 'scripted',
+          turns: [callTurn(['calculator', { expression: '6*7' }, 'c']), answerTurn('{{result:c}}')],
+        },
+        notify: { user: 'replay' },
+      }),
+  },
+  {
     // The fast path: model calls and quick tools as local activities, the wait a regular one.
     name: 'local-activities',
     run: (client, tq, id) =>

@@ -111,7 +111,8 @@ export function startRun(runId: string): void {
   let eventSeq = 0;
   let lastStep = -1;
   let lastStatus = '';
-  let approvalKeys = '';
+  /** The calls the approvals section shows; null until it is first drawn (an empty list draws too). */
+  let approvalKeys: string | null = null;
   let questionKeys: string | null = null;
   /** Whether the form a link opened (`#question-…`) was focused yet. */
   let linkedFocused = false;
@@ -259,7 +260,7 @@ export function startRun(runId: string): void {
       // A structured answer is shown as the JSON it parsed to, indented.
       a.output !== undefined
         ? h('pre', { class: 'answer-text answer-output' }, JSON.stringify(a.output, null, 2))
-        : h('pre', { class: 'answer-text' }, a.body ?? a.answer),
+        : h('div', { class: 'answer-text' }, a.body ?? a.answer),
     );
     append(
       answerEl,
@@ -276,7 +277,8 @@ export function startRun(runId: string): void {
                   ? h('a', { href, target: '_blank', rel: 'noopener noreferrer' }, c.title || c.location)
                   : c.title,
                 ' ',
-                h('span', { class: 'muted' }, c.location),
+                // A knowledge-base file by its path in the knowledge base, not the server's folders.
+                h('span', { class: 'muted location' }, c.filename ?? c.location),
               );
             }),
           )

@@ -75,7 +75,7 @@ export function startRuns(): void {
             { 'data-run': r.workflowId },
             h(
               'td',
-              { 'data-label': 'Run' },
+              { 'data-label': 'Run', class: 'run-id' },
               h('a', { href: `/runs/${encodeURIComponent(r.workflowId)}` }, r.workflowId),
             ),
             h(

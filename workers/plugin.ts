@@ -24,6 +24,7 @@ import type { Tool } from '../activities/own-tools/define';
 import { ToolDefinitionError, checkToolSet } from '../activities/own-tools/define';
 import type { NotificationDelivery } from '../shared/notifications/delivery';
 import { secretsOfConfig } from '../shared/redact-secrets';
+import { hasEveryAgentAttribute } from '../shared/search-attributes';
 import { TOOL_NAMES } from '../shared/tools/names';
 import { isOwnToolName } from '../shared/tools/own';
 import type { SubAgentSpec } from '../shared/agent';
@@ -106,6 +107,25 @@ function runtimeLogger(): Logger {
 function activityClientServiceId(): () => Promise<string> {
   let id: Promise<string> | undefined;
   return () => (id ??= temporalServiceId(Context.current().client.workflowService));
+}
+
+/**
+ * Whether the namespace of the worker running the activity has the agent search attributes, asked
+ * once when the first run starts: a namespace where the question is refused (some Cloud API keys),
+ * or an activity without a client, counts as lacking them, as the client's start function counts it.
+ */
+function activityClientAgentAttributes(): () => Promise<boolean> {
+  let known: Promise<boolean> | undefined;
+  return () =>
+    (known ??= Promise.resolve()
+      .then(() => {
+        const { client } = Context.current();
+        return client.connection.operatorService.listSearchAttributes({
+          namespace: client.options.namespace,
+        });
+      })
+      .then((r) => hasEveryAgentAttribute(r.customAttributes))
+      .catch(() => false));
 }
 
 /** Answers content GC's questions over the client of the worker running the activity. */
@@ -253,6 +273,7 @@ export class DurableAgentPlugin extends SimplePlugin {
         // lines. Asked for when first used, so making the plugin installs no runtime of its own.
         logger: runtimeLogger(),
         tools,
+        agentSearchAttributes: activityClientAgentAttributes(),
       }),
       ...createContentGcActivities({
         store,

@@ -105,10 +105,8 @@ export function runWorker(opts: {
           ? { workflowBundle: { codePath: opts.config.workflowBundle } }
           : {}),
       });
-      shutdown = () => worker.shutdown();
-      if (stopRequested) return;
       const gc = opts.config.contentGc;
-      if (gc.everyMs !== null) {
+      if (gc.everyMs !== null && !stopRequested) {
         // Not fatal: a role that may not create schedules still runs agents (and collects when fired).
         await ensureContentGcSchedule(client, {
           taskQueue: opts.config.taskQueue,
@@ -120,7 +118,7 @@ export function runWorker(opts: {
           ),
         );
       }
-      if (opts.installSignalHandlers !== false) {
+      if (opts.installSignalHandlers !== false && !stopRequested) {
         console.error(
           `Worker polling task queue "${opts.config.taskQueue}" on ${opts.target.connectionOptions.address} ` +
             `(namespace ${opts.target.namespace}); Ctrl-C to stop`,
@@ -145,7 +143,14 @@ export function runWorker(opts: {
         }
         if (metrics) console.error(`Metrics on: http://${opts.config.metrics.address}/metrics (Prometheus)`);
       }
-      await worker.run();
+      // A created worker holds its connection until it has run: one stopped before it polled (the
+      // demo's, when another worker finished the job first) still runs, and shuts down at once.
+      const running = worker.run();
+      shutdown = () => {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+      };
+      if (stopRequested) shutdown();
+      await running;
     } finally {
       stopGauge?.();
       closeEmailConnections();

@@ -51,7 +51,9 @@ import { RunCitations } from './agent/citations';
 import { ConversationLog } from './agent/conversation';
 import { EventLog } from './agent/events';
 import { modelCallFailure } from './agent/model-call';
-import { SearchAttributePublisher } from './agent/search-attributes';
+import type { RunAttributes } from './agent/search-attributes';
+import { SearchAttributePublisher, runMemo } from './agent/search-attributes';
+import { modelAttribute } from '../shared/search-attributes';
 import { McpToolbox } from './agent/mcp';
 import { OwnToolbox } from './agent/own-tools';
 import { isMcpRef } from '../shared/tools/mcp';
@@ -279,6 +281,12 @@ class AgentRun {
         // Sub-agents of the worker's config that the run names (`agent:<name>`); none for other runs.
         if (this.agents.needsWorkerAgents) this.agents.useWorkerAgents(this.defaults.agents);
       }
+      // A run started by someone else's code (a plain client, a child of their workflow) lists like any.
+      this.attributes.describeSelf(
+        this.attributeValues(),
+        runMemo(this.input),
+        this.defaults?.searchAttributes === true,
+      );
       if (this.mcp.needsDiscovery()) await this.mcp.discover();
       // Only runs that name own tools ask the worker about them: other runs issue the commands they always did.
       if (this.own.needsDiscovery()) await this.own.discover();
@@ -563,12 +571,16 @@ class AgentRun {
   }
 
   private publishSearchAttributes(): void {
-    this.attributes.publish({
+    this.attributes.publish(this.attributeValues());
+  }
+
+  private attributeValues(): RunAttributes {
+    return {
       status: this.status,
       step: this.step,
-      model: this.input.model,
+      model: modelAttribute(this.input.model, this.defaults?.localModel),
       lastTool: this.events.latest('tool_started')?.tool,
-    });
+    };
   }
 
   /**

@@ -29,6 +29,7 @@ import { authorized } from './auth';
 import { hardening } from './hardening';
 import { registerApprovalRoutes } from './approvals';
 import { registerQuestionRoutes } from './questions';
+import { registerInboxRoutes } from './inboxes';
 import type { NotificationTargetErrorCode } from '../../client/notification-client';
 import { createRateLimiter } from './rate-limit';
 import type { RateLimit } from './rate-limit';
@@ -225,6 +226,7 @@ function targetErrorResponse(c: Context, err: NotificationTargetError) {
  * - `GET /api/runs`, `GET /api/runs/:id[/events|/transcript]` → runs from visibility, a run's state (see `runs.ts`)
  * - `GET /api/approvals`, `POST /api/approvals/:run/:id` → what waits for approval, decisions (see `approvals.ts`)
  * - `GET /api/questions`, `POST /api/questions/:run/:id` → what waits for input, answers (see `questions.ts`)
+ * - `GET /api/inboxes` → the users whose inbox exists (see `inboxes.ts`)
  * - `GET|POST /api/schedules`, `…/:id[/pause|/unpause|/trigger]`, `DELETE …/:id` → recurring runs (see `schedules.ts`)
  * - `POST /mcp` → the MCP server over Streamable HTTP, behind the same token (see `../mcp/http.ts`)
  * - `GET /`, `/inbox/:user`, `/runs`, `/runs/:id`, `/assets/*`, `/login` → the web UI (see `../web/pages.ts`)
@@ -419,6 +421,7 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
   });
   registerApprovalRoutes(app, client);
   registerQuestionRoutes(app, client);
+  registerInboxRoutes(app, client);
   registerScheduleRoutes(app, client, taskQueue);
   if (opts.mcp !== false) {
     registerMcpRoute(app, {

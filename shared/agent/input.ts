@@ -471,4 +471,15 @@ export interface RunDefaults {
   prices?: PriceTable;
   /** Sub-agents a run may use by naming `agent:<name>` in its tools (config file `agents`). */
   agents?: Record<string, SubAgentSpec>;
+  /**
+   * What the worker knows and the run cannot see, filled in by the worker (never the config file):
+   * the file name of its local model, which a `local` run that names none uses (its `AgentModel`).
+   */
+  localModel?: string;
+  /**
+   * Filled in by the worker: whether its namespace has the agent search attributes, so that a run
+   * its starter gave none may set them itself (upserting one the namespace lacks fails the run's
+   * workflow tasks).
+   */
+  searchAttributes?: boolean;
 }
