@@ -10,6 +10,7 @@ import { formatZodIssues } from '../../shared/tools/define';
 import type { DescribeOwnToolsInput, OwnToolCatalog } from '../../shared/tools/own';
 import { OWN_TOOL_LIMITS } from '../../shared/tools/own';
 import { TOOL_NAMES } from '../../shared/tools/names';
+import { closestName } from '../../shared/closest-name';
 import { SIZE_BUDGETS, formatBytes, jsonBytes, utf8Bytes } from '../../shared/temporal-limits';
 import type { ContentStore } from '../content/store';
 import type { OwnToolActivities, ToolActivity } from '../types';
@@ -125,9 +126,13 @@ export function createOwnToolActivities({
       const unknown = wanted.filter((n) => !byName.has(n));
       if (unknown.length > 0) {
         const own = [...byName.keys()];
+        const named = unknown.map((n) => {
+          const meant = closestName(n, [...TOOL_NAMES, ...own]);
+          return `"${n.slice(0, 80)}"${meant ? ` (did you mean "${meant}"?)` : ''}`;
+        });
         throw failure(
           'OwnToolsUnknown',
-          `unknown tool${unknown.length > 1 ? 's' : ''} ${unknown.map((n) => `"${n.slice(0, 80)}"`).join(', ')}: ` +
+          `unknown tool${unknown.length > 1 ? 's' : ''} ${named.join(', ')}: ` +
             `this worker's own tools are ${own.join(', ') || '(none: register tools with the plugin, or start the worker with --tools-module)'}; ` +
             `built-in tools are ${TOOL_NAMES.join(', ')}`,
         );

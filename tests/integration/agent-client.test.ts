@@ -50,7 +50,11 @@ test('a run from start to answer: events as data, an own tool approved, a questi
         answerTurn('Order A-17: {{last_tool_results}}'),
       ],
     };
-    const run = await agents.start({ task: 'Check A-17', model: scripted, tools: ['lookup_order', 'ask_user'] });
+    const run = await agents.start({
+      task: 'Check A-17',
+      model: scripted,
+      tools: ['lookup_order', 'ask_user'],
+    });
     const seen: AgentEvent[] = [];
     for await (const e of run.events({ pollMs: 50 })) {
       seen.push(e);
@@ -61,7 +65,10 @@ test('a run from start to answer: events as data, an own tool approved, a questi
         while (waiting.length === 0) waiting = await run.questions();
         expect(waiting[0]).toMatchObject({ toolCallId: 'ask', question: 'Refund it?' });
         expect(await code(run.answer('ask', 'yes'))).toBe('invalid_input');
-        await Promise.all([run.answer('ask', true), code(run.answer('ask', false)).then((c) => seen.push({ kind: 'error', text: c } as AgentEvent))]);
+        await Promise.all([
+          run.answer('ask', true),
+          code(run.answer('ask', false)).then((c) => seen.push({ kind: 'error', text: c } as AgentEvent)),
+        ]);
       }
     }
     const kinds = seen.map((e) => e.kind);
@@ -82,17 +89,30 @@ test('a run from start to answer: events as data, an own tool approved, a questi
 test('each wrong request is a typed error that says what to fix, and nothing starts', async () => {
   await withClient(async (agents) => {
     const before = await temporal.env.client.workflow.count();
-    expect(await code(agents.start({ task: '', model: { provider: 'scripted', turns: [answerTurn('x')] } }))).toBe('invalid_input');
-    await expect(agents.start({ task: 'x', model: { provider: 'scripted', turns: [answerTurn('x')] }, tools: ['Bad Name'] })).rejects.toThrow(
-      /Invalid run: tools: unknown tool "Bad Name"/,
-    );
+    expect(
+      await code(agents.start({ task: '', model: { provider: 'scripted', turns: [answerTurn('x')] } })),
+    ).toBe('invalid_input');
+    await expect(
+      agents.start({
+        task: 'x',
+        model: { provider: 'scripted', turns: [answerTurn('x')] },
+        tools: ['Bad Name'],
+      }),
+    ).rejects.toThrow(/Invalid run: tools: unknown tool "Bad Name"/);
     expect((await temporal.env.client.workflow.count()).count).toBe(before.count);
     const run = await agents.start(
       { task: 'x', model: { provider: 'scripted', turns: [answerTurn('done')] } },
       { id: uid('client') },
     );
     await run.result();
-    expect(await code(agents.start({ task: 'y', model: { provider: 'scripted', turns: [answerTurn('x')] } }, { id: run.id }))).toBe('id_taken');
+    expect(
+      await code(
+        agents.start(
+          { task: 'y', model: { provider: 'scripted', turns: [answerTurn('x')] } },
+          { id: run.id },
+        ),
+      ),
+    ).toBe('id_taken');
     expect(await code(run.message('too late'))).toBe('finished');
     expect(await code(run.cancel())).toBe('finished');
     expect(await code(agents.run(uid('nobody')).state())).toBe('not_found');

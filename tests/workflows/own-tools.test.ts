@@ -195,7 +195,7 @@ test('a run naming a tool the worker does not have fails at once, naming the too
   expect(cause.type).toBe('InvalidAgentInput');
   expect(cause.nonRetryable).toBe(true);
   expect(cause.message).toMatch(
-    /unknown tool "lookup_ordr": this worker's own tools are lookup_order, refund_order/,
+    /unknown tool "lookup_ordr" \(did you mean "lookup_order"\?\): this worker's own tools are lookup_order, refund_order/,
   );
 });
 
