@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { TemporalTarget } from '../workers/connect';
 import { DEFAULT_MCP_TOOLS } from '../server/mcp/default-tools';
 import type * as Config from '../workers/config';
+import type * as ToolsModule from '../workers/tools-module';
 import type * as TracedClient from '../client/traced-client';
 import type * as McpServerModule from '../server/mcp/server';
 import type * as StdioModule from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -30,10 +31,14 @@ export function registerMcpCommand(program: Command, target: () => TemporalTarge
       toolList,
     )
     .option(
+      '--tools-module <file>',
+      'a module exporting tools of your own (as the worker loads it; also DURABLE_AGENT_TOOLS_MODULE), offerable in --tools',
+    )
+    .option(
       '--task-queue <queue>',
       'task queue of the worker (default DURABLE_AGENT_TASK_QUEUE or "durable-agent")',
     )
-    .action(async (o: { tools?: string[]; taskQueue?: string }) => {
+    .action(async (o: { tools?: string[]; taskQueue?: string; toolsModule?: string }) => {
       // Loaded on demand, so other commands do not pay for the MCP SDK.
       /* eslint-disable @typescript-eslint/no-require-imports -- loaded on demand */
       const { createMcpServer } = require('../server/mcp/server') as typeof McpServerModule;
@@ -41,14 +46,18 @@ export function registerMcpCommand(program: Command, target: () => TemporalTarge
         require('@modelcontextprotocol/sdk/server/stdio.js') as typeof StdioModule;
       const { loadWorkerConfig } = require('../workers/config') as typeof Config;
       const { withClient } = require('../client/traced-client') as typeof TracedClient;
+      const { loadToolsModule } = require('../workers/tools-module') as typeof ToolsModule;
       /* eslint-enable @typescript-eslint/no-require-imports */
       const config = loadWorkerConfig();
+      const toolsModule = o.toolsModule ?? config.toolsModule;
+      const ownTools = toolsModule ? loadToolsModule(toolsModule) : [];
       await withClient(target(), async (client) => {
         const server = createMcpServer({
           client,
           taskQueue: o.taskQueue ?? config.taskQueue,
           scriptsDir: config.scriptsDir,
           ...(o.tools ? { tools: o.tools } : {}),
+          ownTools,
         });
         const ended = new Promise<void>((resolve) => {
           process.stdin.once('end', resolve);

@@ -4,12 +4,15 @@
  * retried request with the same workflow id does not run the tool twice. The call goes through the
  * same checks and the same activity, with the same options, as a call inside an agent run.
  */
-import { ActivityFailure, ApplicationFailure, isCancellation } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { ToolResult } from '../shared/tools/define';
 import { checkToolArgs } from '../shared/tools/define';
 import { findTool } from '../shared/tools/registry';
 import type { ToolCallInput } from '../shared/tools/tool-call';
 import { TOOL_ACTIVITIES } from './agent/activities';
+import { ownToolActivityOptions } from './agent/own-tools';
+import { ownToolDefinition } from '../shared/tools/own';
+import type { ToolActivity } from '../activities/types';
 
 /**
  * Runs one registered tool. Invalid arguments come back as an error result (no activity runs), as
@@ -17,8 +20,17 @@ import { TOOL_ACTIVITIES } from './agent/activities';
  * whose activity fails for good comes back as an error result saying why.
  */
 export async function toolCallWorkflow(input: ToolCallInput): Promise<ToolResult> {
-  const def = typeof input?.tool === 'string' ? findTool(input.tool) : undefined;
-  const activity = def ? TOOL_ACTIVITIES[def.name] : undefined;
+  const own = input?.own && input.own.name === input.tool ? input.own : undefined;
+  const def = own
+    ? ownToolDefinition(own)
+    : typeof input?.tool === 'string'
+      ? findTool(input.tool)
+      : undefined;
+  const activity = own
+    ? proxyActivities<Record<string, ToolActivity>>(ownToolActivityOptions(own))[own.name]
+    : def
+      ? TOOL_ACTIVITIES[def.name]
+      : undefined;
   if (!def || !activity) {
     throw ApplicationFailure.nonRetryable(`No such tool "${String(input?.tool)}"`, 'UnknownTool');
   }

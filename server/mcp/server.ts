@@ -14,6 +14,7 @@ import { registerQuestionTools } from './questions';
 import { registerRunTools } from './runs';
 import { TemporalTaskStore } from './task-store';
 import { DEFAULT_MCP_TOOLS, registerBuiltInTools } from './tools';
+import type { Tool } from '../../activities/own-tools/define';
 
 export { DEFAULT_MCP_TOOLS, OFFERABLE_TOOLS, checkOfferedTools } from './tools';
 
@@ -31,8 +32,10 @@ export interface McpServerOptions {
   client: Client;
   /** Task queue runs and tool calls start on (the worker's). */
   taskQueue: string;
-  /** Built-in tools to offer; default {@link DEFAULT_MCP_TOOLS}. */
+  /** Tools to offer: built-in ones, or names of `ownTools`; default {@link DEFAULT_MCP_TOOLS}. */
   tools?: readonly string[];
+  /** Tools of the worker's own (from the tools module its workers load), offerable by name. */
+  ownTools?: readonly Tool[];
   /** Folder of scripted-model files, to enable the tools a script calls (default examples/scripts). */
   scriptsDir?: string;
 }
@@ -57,6 +60,7 @@ export function createMcpServer(opts: McpServerOptions): McpServer {
     server,
     { client: opts.client, taskQueue: opts.taskQueue, connectionId: randomUUID() },
     opts.tools ?? DEFAULT_MCP_TOOLS,
+    opts.ownTools,
   );
   registerRunTools(server, {
     client: opts.client,

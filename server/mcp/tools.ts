@@ -12,6 +12,10 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowFailedError } from '@temp
 import { WorkflowIdConflictPolicy, WorkflowIdReusePolicy } from '@temporalio/common';
 import type { ToolDefinition, ToolResult } from '../../shared/tools/define';
 import { findTool, TOOL_NAMES } from '../../shared/tools/registry';
+import type { OwnToolSpec } from '../../shared/tools/own';
+import { ownToolDefinition } from '../../shared/tools/own';
+import type { Tool } from '../../activities/own-tools/define';
+import type { z } from 'zod';
 import type { ToolCallInput } from '../../shared/tools/tool-call';
 import { TOOL_CALL_ID_PREFIX, TOOL_CALL_WORKFLOW_TYPE } from '../../shared/tools/tool-call';
 import { SIZE_BUDGETS, formatBytes, jsonBytes } from '../../shared/temporal-limits';
@@ -36,11 +40,12 @@ export const IDEMPOTENCY_KEY_META = 'durable-agent/idempotency-key';
 const DATA_BYTES = 256 * 1024;
 
 /** Checks a list of tool names to offer; throws naming the unknown or refused ones. */
-export function checkOfferedTools(names: readonly string[]): string[] {
-  const bad = names.filter((n) => !OFFERABLE_TOOLS.includes(n));
+export function checkOfferedTools(names: readonly string[], own: readonly string[] = []): string[] {
+  const offerable = [...OFFERABLE_TOOLS, ...own];
+  const bad = names.filter((n) => !offerable.includes(n));
   if (bad.length) {
     throw new Error(
-      `cannot offer ${bad.map((b) => `"${b}"`).join(', ')} over MCP; offerable tools: ${OFFERABLE_TOOLS.join(', ')}`,
+      `cannot offer ${bad.map((b) => `"${b}"`).join(', ')} over MCP; offerable tools: ${offerable.join(', ')}`,
     );
   }
   return [...new Set(names)];
@@ -111,13 +116,18 @@ function toMcpResult(workflowId: string, result: ToolResult): CallToolResult {
   };
 }
 
-/** Registers one built-in tool. */
-function registerTool(server: McpServer, ctx: ToolCallContext, def: ToolDefinition): void {
+/** Registers one tool: a built-in one, or one of the worker's own (`own`: its spec and exact schema). */
+function registerTool(
+  server: McpServer,
+  ctx: ToolCallContext,
+  def: ToolDefinition,
+  own?: { spec: OwnToolSpec; input: z.ZodType },
+): void {
   server.registerTool(
     def.name,
     {
       description: `${def.description}\n\nReturns: ${def.output}\nEach call runs as a durable Temporal workflow (tool-${def.name}-…).`,
-      inputSchema: def.inputs,
+      inputSchema: (own?.input ?? def.inputs) as z.ZodObject,
       annotations: { readOnlyHint: def.local === true, openWorldHint: def.category !== 'utility' },
     },
     async (args: unknown, extra) => {
@@ -156,7 +166,7 @@ function registerTool(server: McpServer, ctx: ToolCallContext, def: ToolDefiniti
         const result = await runToolCall(
           ctx,
           workflowId,
-          { tool: def.name, args, caller: 'mcp' },
+          { tool: def.name, args, caller: 'mcp', ...(own ? { own: own.spec } : {}) },
           extra.signal,
         );
         return toMcpResult(workflowId, result);
@@ -170,11 +180,20 @@ function registerTool(server: McpServer, ctx: ToolCallContext, def: ToolDefiniti
   );
 }
 
-/** Registers the named built-in tools (checked with {@link checkOfferedTools} first). */
+/**
+ * Registers the named tools (checked with {@link checkOfferedTools} first): built-in ones, and the
+ * worker's own from `own` (the same tools module its workers load).
+ */
 export function registerBuiltInTools(
   server: McpServer,
   ctx: ToolCallContext,
   names: readonly string[],
+  own: readonly Tool[] = [],
 ): void {
-  for (const name of checkOfferedTools(names)) registerTool(server, ctx, findTool(name) as ToolDefinition);
+  const ownByName = new Map(own.map((t) => [t.spec.name, t]));
+  for (const name of checkOfferedTools(names, [...ownByName.keys()])) {
+    const tool = ownByName.get(name);
+    if (tool) registerTool(server, ctx, ownToolDefinition(tool.spec), { spec: tool.spec, input: tool.input });
+    else registerTool(server, ctx, findTool(name) as ToolDefinition);
+  }
 }

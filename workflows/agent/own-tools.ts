@@ -19,7 +19,7 @@ const { describeOwnTools } = proxyActivities<OwnToolActivities>({
 });
 
 /** The options of an own tool's activity, from what the tool declares. */
-function optionsOf(spec: OwnToolSpec): ActivityOptions {
+export function ownToolActivityOptions(spec: OwnToolSpec): ActivityOptions {
   const a = spec.activity;
   return {
     startToCloseTimeout: a.startToCloseTimeout,
@@ -112,7 +112,7 @@ export class OwnToolbox {
     const key = `${local ? 'local' : 'remote'}:${spec.name}`;
     let activity = this.activities.get(key);
     if (!activity) {
-      const options = optionsOf(spec);
+      const options = ownToolActivityOptions(spec);
       const proxies = local
         ? proxyLocalActivities<Record<string, ToolActivity>>({
             startToCloseTimeout: options.startToCloseTimeout,
