@@ -28,3 +28,4 @@ export type { ClearResult, MarkReadResult, NotifyResult } from '../shared/notifi
 export type { NotificationPage } from '../shared/notifications/reads';
 export type { MarkReadInput, Notification, NotificationInput } from '../shared/notifications/schema';
 export { NotificationPriority } from '../shared/notifications/schema';
+export { outputSchemaFromZod } from '../shared/agent/output-schema';

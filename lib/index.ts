@@ -37,6 +37,7 @@ export type {
   StopReason,
 } from '../shared/agent';
 export type { ModelChoice } from '../shared/model';
+export { outputSchemaFromZod } from '../shared/agent/output-schema';
 export type { Notification, NotificationInput, NotificationType } from '../shared/notifications/schema';
 export { NotificationPriority } from '../shared/notifications/schema';
 export type { ToolCategory } from '../shared/tools/define';
