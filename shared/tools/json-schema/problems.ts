@@ -82,7 +82,7 @@ export function schemaProblems(
       } else if ((SCHEMA_LISTS as readonly string[]).includes(key)) {
         if (!Array.isArray(value) || value.length === 0) add(at(key), 'must be a non-empty list of schemas');
         else {
-          if (key !== 'prefixItems') inPlace.push(...value);
+          if (key !== 'prefixItems') inPlace.push(...(value as unknown[]));
           value.forEach((sub, i) => walk(sub, at(key, String(i))));
         }
       } else if ((SCHEMA_MAPS as readonly string[]).includes(key)) {

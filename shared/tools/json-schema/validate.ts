@@ -226,10 +226,14 @@ export class SchemaValidator {
     fail: (p: string, m: string) => void,
   ): void {
     // 2020-12: prefixItems, then items for the rest; earlier drafts: items as a list, then additionalItems.
-    const tuple = Array.isArray(s.prefixItems) ? s.prefixItems : Array.isArray(s.items) ? s.items : [];
+    const tuple: unknown[] = Array.isArray(s.prefixItems)
+      ? s.prefixItems
+      : Array.isArray(s.items)
+        ? s.items
+        : [];
     const rest = Array.isArray(s.prefixItems) || !Array.isArray(s.items) ? s.items : s.additionalItems;
     v.forEach((item, i) => {
-      const sub = i < tuple.length ? tuple[i] : rest;
+      const sub: unknown = i < tuple.length ? tuple[i] : rest;
       if (sub === undefined) return;
       below(sub, item, child(path, i));
       if (ev.items !== 'all') ev.items.add(i);
