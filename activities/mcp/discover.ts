@@ -6,10 +6,10 @@
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
 import { SIZE_BUDGETS, formatBytes, jsonBytes } from '../../shared/temporal-limits';
 import type { McpCatalog, McpDiscoverInput, McpSkippedTool, McpToolSpec } from '../../shared/tools/mcp';
 import { mcpToolId, modelNameFor, parseMcpRef } from '../../shared/tools/mcp';
+import { jsonSchemaProblems } from '../../shared/tools/json-schema-check';
 import type { ContentStore } from '../content/store';
 import type { McpPool } from './pool';
 
@@ -20,48 +20,24 @@ export interface McpModelToolSpec {
   parameters: Record<string, unknown>;
 }
 
-/** Why a tool's input schema cannot be offered, or null when it can be, faithfully. */
+/** The longest reason a skipped tool is given (it goes into the run's events). */
+const MAX_REASON_CHARS = 600;
+
+/**
+ * Why a tool's input schema cannot be offered, or null when it can be: the workflow checks every
+ * call's arguments against it (shared/tools/json-schema-check.ts), so only a schema that check
+ * cannot follow is refused: one that is not valid JSON Schema, refers outside itself, loops without
+ * a base case, or is over its budget.
+ */
 export function schemaProblem(schema: unknown): string | null {
   if (!schema || typeof schema !== 'object' || (schema as { type?: unknown }).type !== 'object') {
     return 'its input schema is not a JSON Schema of type "object"';
   }
-  const pattern = unicodePattern(schema, 0);
-  if (pattern !== null) {
-    // JSON Schema patterns are Unicode regular expressions; zod compiles them without the `u` flag,
-    // where \p{L} means the letters "p{L}": valid arguments would be refused.
-    return `its input schema's pattern ${JSON.stringify(pattern.slice(0, 80))} needs Unicode regular expressions, which the argument check cannot follow`;
-  }
-  try {
-    z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
-    return null;
-  } catch (err) {
-    return `its input schema cannot be represented: ${(err as Error).message.slice(0, 200)}`;
-  }
-}
-
-/** Syntax that means something else (or nothing) in a regular expression without the `u` flag. */
-const UNICODE_ONLY = /\\[pP]\{|\\u\{/;
-
-/** The first `pattern` (or `patternProperties` key) of a schema that needs the `u` flag, or null. */
-function unicodePattern(node: unknown, depth: number): string | null {
-  if (depth > 64 || !node || typeof node !== 'object') return null;
-  if (Array.isArray(node)) {
-    for (const item of node) {
-      const found = unicodePattern(item, depth + 1);
-      if (found !== null) return found;
-    }
-    return null;
-  }
-  const o = node as Record<string, unknown>;
-  if (typeof o.pattern === 'string' && UNICODE_ONLY.test(o.pattern)) return o.pattern;
-  const keyed = o.patternProperties;
-  if (keyed && typeof keyed === 'object')
-    for (const key of Object.keys(keyed)) if (UNICODE_ONLY.test(key)) return key;
-  for (const v of Object.values(o)) {
-    const found = unicodePattern(v, depth + 1);
-    if (found !== null) return found;
-  }
-  return null;
+  const problems = jsonSchemaProblems(schema);
+  if (problems.length === 0) return null;
+  // The reason goes into the run's events and the worker's log: the first few problems say enough.
+  const reason = `its input schema cannot be checked: ${problems.slice(0, 3).join('; ')}${problems.length > 3 ? '; and more' : ''}`;
+  return reason.length > MAX_REASON_CHARS ? `${reason.slice(0, MAX_REASON_CHARS - 1)}…` : reason;
 }
 
 /** Lists the servers' tools and builds the run's catalog; unknown names fail, listing what exists. */
