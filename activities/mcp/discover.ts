@@ -20,8 +20,8 @@ export interface McpModelToolSpec {
   parameters: Record<string, unknown>;
 }
 
-/** The longest reason a skipped tool is given (it goes into the run's events). */
-const MAX_REASON_CHARS = 600;
+/** The longest reason a skipped tool is given: it goes into an event of the run (400 bytes of text). */
+const MAX_REASON_CHARS = 360;
 
 /**
  * Why a tool's input schema cannot be offered, or null when it can be: the workflow checks every

@@ -23,6 +23,9 @@ import { jsonSchemaArgsChecker } from '../../shared/tools/json-schema-check';
  */
 export const MCP_JSON_SCHEMA_CHECK_PATCH = 'mcp-json-schema-check';
 
+/** Skipped tools whose reasons get an event each; the worker's log has them all. */
+const MAX_SKIPPED_EVENTS = 20;
+
 /** Discovery: connect and list tools; a server that cannot start is retried a few times. */
 const { mcpDiscover } = proxyActivities<McpActivities>({
   startToCloseTimeout: '2 minutes',
@@ -120,14 +123,27 @@ export class McpToolbox {
     this.use(catalog);
     this.stale = false;
     const names = catalog.tools.map((t) => t.name);
+    const skipped = catalog.skipped.map((s) => mcpToolId(s.server, s.tool));
     this.host.emit({
       kind: 'mcp_tools',
       text: `${first ? 'MCP tools' : 'MCP tools changed, now'}: ${names.join(', ') || '(none)'}${
-        catalog.skipped.length
-          ? `; skipped: ${catalog.skipped.map((s) => `${mcpToolId(s.server, s.tool)} (${s.reason})`).join('; ')}`
-          : ''
+        skipped.length ? `; skipped: ${skipped.join(', ')}` : ''
       }`,
     });
+    // Each skipped tool's reason in an event of its own, so no reason is cut short by another's.
+    for (const s of catalog.skipped.slice(0, MAX_SKIPPED_EVENTS))
+      this.host.emit({
+        kind: 'mcp_tools',
+        tool: mcpToolId(s.server, s.tool),
+        text: `skipped: ${s.reason}`,
+        isError: true,
+      });
+    if (catalog.skipped.length > MAX_SKIPPED_EVENTS)
+      this.host.emit({
+        kind: 'mcp_tools',
+        text: `${catalog.skipped.length - MAX_SKIPPED_EVENTS} more tools skipped; the worker's log says why`,
+        isError: true,
+      });
   }
 
   /** The tools the model sees by reference: the catalog's stored specs, when the run has MCP tools. */
