@@ -55,6 +55,7 @@ import { modelCallFailure } from './agent/model-call';
 import { SearchAttributePublisher } from './agent/search-attributes';
 import { McpToolbox } from './agent/mcp';
 import { isMcpRef } from '../shared/tools/mcp';
+import { startingPrompts } from './agent/mcp-prompts';
 import { ToolRunner } from './agent/tools';
 import { UserMessages } from './agent/user-messages';
 import { StructuredOutput } from './agent/structured-output';
@@ -127,7 +128,10 @@ export async function agentWorkflow(rawInput: AgentInput, carried?: CarriedState
 
 /** State and behaviour of one agent run; one instance per workflow execution (no module-level state). */
 class AgentRun {
-  private readonly conversation: ConversationLog;
+  /** Replaced once, before the first step, in a run that starts from MCP prompts. */
+  private conversation: ConversationLog;
+  /** Whether this execution starts the run (none before it carried state). */
+  private readonly fresh: boolean;
   private readonly events: EventLog;
   private readonly tools: ToolRunner;
   private readonly mcp: McpToolbox;
@@ -169,6 +173,7 @@ class AgentRun {
     carried: CarriedState | undefined,
   ) {
     const system = input.system ?? DEFAULT_SYSTEM_PROMPT;
+    this.fresh = carried === undefined;
     this.conversation = carried
       ? ConversationLog.carried(carried, system, input.task)
       : ConversationLog.start(system, input.task);
@@ -272,6 +277,11 @@ class AgentRun {
         this.runLimits.startWallClock();
         // Sub-agents of the worker's config that the run names (`agent:<name>`); none for other runs.
         if (this.agents.needsWorkerAgents) this.agents.useWorkerAgents(this.defaults.agents);
+      }
+      // Only runs that start from MCP prompts await here, so every other run issues the commands it always did.
+      if (this.fresh && (this.input.prompts?.system || this.input.prompts?.task)) {
+        const { system, task } = await startingPrompts(this.input);
+        this.conversation = ConversationLog.start(system ?? DEFAULT_SYSTEM_PROMPT, task);
       }
       if (this.mcp.needsDiscovery()) await this.mcp.discover();
       if (carriedTurn && !(await this.finishTurn(carriedTurn)))

@@ -5,13 +5,14 @@
  */
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ServerCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { SIZE_BUDGETS, formatBytes, jsonBytes } from '../../shared/temporal-limits';
 import type { McpCatalog, McpDiscoverInput, McpSkippedTool, McpToolSpec } from '../../shared/tools/mcp';
-import { mcpToolId, modelNameFor, parseMcpRef } from '../../shared/tools/mcp';
+import { MCP_RESOURCES_TOOL, mcpToolId, modelNameFor, parseMcpRef } from '../../shared/tools/mcp';
 import { jsonSchemaProblems } from '../../shared/tools/json-schema-check';
 import type { ContentStore } from '../content/store';
-import type { McpPool } from './pool';
+import type { McpPool, McpResourceListing } from './pool';
+import { resourcesToolSpec } from './resources';
 
 /** What the model is offered for one MCP tool (stored once per catalog, named by its reference). */
 export interface McpModelToolSpec {
@@ -64,10 +65,14 @@ export async function discover(
     if (parsed.tool === undefined) wanted.set(parsed.server, 'all');
     else if (have !== 'all') wanted.set(parsed.server, new Set([...(have ?? []), parsed.tool]));
   }
-  const listed = new Map<string, { tools: Tool[]; digest: string }>();
-  for (const server of wanted.keys()) {
+  const listed = new Map<string, { tools: Tool[]; digest: string; capabilities: ServerCapabilities }>();
+  const resources = new Map<string, McpResourceListing>();
+  for (const [server, want] of wanted) {
     try {
-      listed.set(server, await pool.tools(server));
+      const l = await pool.tools(server);
+      listed.set(server, l);
+      if (l.capabilities.resources && (want === 'all' || want.has(MCP_RESOURCES_TOOL)))
+        resources.set(server, await pool.resources(server));
     } catch (err) {
       // A server that cannot start or answer now may later: the activity retries.
       throw ApplicationFailure.retryable(pool.redact((err as Error).message), 'McpServerUnavailable');
@@ -77,7 +82,9 @@ export async function discover(
     if (want === 'all') continue;
     const names = (listed.get(server)?.tools ?? []).map((t) => t.name);
     for (const tool of want) {
-      if (!names.includes(tool)) {
+      if (tool === MCP_RESOURCES_TOOL) {
+        if (!resources.has(server)) problems.push(`MCP server "${server}" offers no resources`);
+      } else if (!names.includes(tool)) {
         problems.push(
           `MCP server "${server}" has no tool "${tool}"; its tools: ${names.join(', ') || '(none)'}`,
         );
@@ -96,13 +103,32 @@ export async function discover(
   const tools: McpToolSpec[] = [];
   const skipped: McpSkippedTool[] = [];
   let catalogBytes = 0;
+  const offer = (spec: McpToolSpec, skip: (reason: string) => void): void => {
+    const bytes = jsonBytes(spec);
+    if (bytes > SIZE_BUDGETS.mcpToolSpecBytes) {
+      skip(
+        `its description and schema take ${formatBytes(bytes)}, over the ${formatBytes(SIZE_BUDGETS.mcpToolSpecBytes)} one tool may`,
+      );
+    } else if (catalogBytes + bytes > SIZE_BUDGETS.mcpCatalogBytes) {
+      skip(
+        `the run's MCP tools are over their ${formatBytes(SIZE_BUDGETS.mcpCatalogBytes)} budget; enable fewer by mcp:<server>/<tool>`,
+      );
+    } else {
+      catalogBytes += bytes;
+      taken.add(spec.name);
+      tools.push(spec);
+    }
+  };
   for (const [server, want] of wanted) {
+    const skipper =
+      (tool: string) =>
+      (reason: string): void => {
+        skipped.push({ server, tool, reason });
+        log.warn('MCP tool skipped', { tool: mcpToolId(server, tool), reason });
+      };
     for (const t of listed.get(server)?.tools ?? []) {
       if (want !== 'all' && !want.has(t.name)) continue;
-      const skip = (reason: string): void => {
-        skipped.push({ server, tool: t.name, reason });
-        log.warn('MCP tool skipped', { tool: mcpToolId(server, t.name), reason });
-      };
+      const skip = skipper(t.name);
       if (t.execution?.taskSupport === 'required') {
         skip('it runs only as an MCP task (taskSupport "required"), and this client calls tools directly');
         continue;
@@ -117,31 +143,25 @@ export async function discover(
         skip('its name clashes with another tool of the run; enable one of them by mcp:<server>/<tool>');
         continue;
       }
-      const spec: McpToolSpec = {
-        server,
-        tool: t.name,
-        name,
-        description: t.description ?? t.annotations?.title ?? t.title ?? '',
-        inputSchema: t.inputSchema,
-        ...(t.annotations?.readOnlyHint ? { readOnly: true } : {}),
-        ...(t.annotations?.idempotentHint ? { idempotent: true } : {}),
-      };
-      const bytes = jsonBytes(spec);
-      if (bytes > SIZE_BUDGETS.mcpToolSpecBytes) {
-        skip(
-          `its description and schema take ${formatBytes(bytes)}, over the ${formatBytes(SIZE_BUDGETS.mcpToolSpecBytes)} one tool may`,
-        );
-        continue;
-      }
-      if (catalogBytes + bytes > SIZE_BUDGETS.mcpCatalogBytes) {
-        skip(
-          `the run's MCP tools are over their ${formatBytes(SIZE_BUDGETS.mcpCatalogBytes)} budget; enable fewer by mcp:<server>/<tool>`,
-        );
-        continue;
-      }
-      catalogBytes += bytes;
-      taken.add(name);
-      tools.push(spec);
+      offer(
+        {
+          server,
+          tool: t.name,
+          name,
+          description: t.description ?? t.annotations?.title ?? t.title ?? '',
+          inputSchema: t.inputSchema,
+          ...(t.annotations?.readOnlyHint ? { readOnly: true } : {}),
+          ...(t.annotations?.idempotentHint ? { idempotent: true } : {}),
+        },
+        skip,
+      );
+    }
+    const listing = resources.get(server);
+    if (listing) {
+      const spec = resourcesToolSpec(server, listing);
+      if (taken.has(spec.name))
+        skipper(MCP_RESOURCES_TOOL)(`its name ${spec.name} clashes with another tool of the run`);
+      else offer(spec, skipper(MCP_RESOURCES_TOOL));
     }
   }
   const modelSpecs: McpModelToolSpec[] = tools.map((t) => ({

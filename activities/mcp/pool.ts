@@ -11,8 +11,16 @@ import type { Logger } from '@temporalio/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type {
+  Resource,
+  ResourceTemplate,
+  ServerCapabilities,
+  Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import {
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { redactSecrets } from '../../shared/redact-secrets';
 import type { McpConfig, McpServerConfig } from './config';
 import { mcpSecrets } from './config';
@@ -28,6 +36,20 @@ const STDERR_LINE_CHARS = 1000;
  * list is used but not kept, so the next use lists again.
  */
 const MAX_LISTINGS = 3;
+/**
+ * Pages of a server's resources (and of its templates) kept for the resources tool's description
+ * and the digest: a server with more says so there, and the tool pages through the rest.
+ */
+const MAX_RESOURCE_PAGES = 5;
+
+/** A server's resources as last listed (at most MAX_RESOURCE_PAGES pages of each). */
+export interface McpResourceListing {
+  resources: Resource[];
+  templates: ResourceTemplate[];
+  /** Whether the server had more than the pages kept. */
+  more: boolean;
+  digest: string;
+}
 
 interface Entry {
   readonly client: Client;
@@ -35,6 +57,10 @@ interface Entry {
   tools?: { list: Tool[]; digest: string };
   /** `notifications/tools/list_changed` received on this connection: a listing that saw one arrive is stale. */
   listChanges: number;
+  /** The server's resources as last listed; unset until listed and after `notifications/resources/list_changed`. */
+  resources?: McpResourceListing;
+  /** `notifications/resources/list_changed` received: a listing that saw one arrive is used once, not kept. */
+  resourceChanges: number;
   inUse: number;
   idle?: NodeJS.Timeout;
   closed: boolean;
@@ -45,7 +71,10 @@ interface Entry {
 export interface McpConnection {
   /** The end of a stdio server's stderr, secrets masked. */
   stderr(): string;
-  /** The digest of the server's tool list: the one kept, or a new listing after a change. */
+  /**
+   * The digest of the server's tool list (and, for a server with resources, of its resource list):
+   * the one kept, or a new listing after a change.
+   */
   toolsDigest(): Promise<string>;
 }
 
@@ -98,17 +127,26 @@ export class McpPool {
     return this.lend(server, (entry) =>
       fn(entry.client, {
         stderr: () => this.redact(entry.stderr),
-        toolsDigest: async () => (await this.listed(server, entry)).digest,
+        toolsDigest: () => this.digest(server, entry),
       }),
     );
   }
 
-  /** The server's tools (every page) and their digest; listed again only after list_changed. */
-  async tools(server: string): Promise<{ tools: Tool[]; digest: string }> {
+  /**
+   * The server's tools (every page), its capabilities, and the digest of its lists (tools, and
+   * resources where it has them); listed again only after list_changed.
+   */
+  async tools(server: string): Promise<{ tools: Tool[]; digest: string; capabilities: ServerCapabilities }> {
     return this.lend(server, async (entry) => {
-      const { list, digest } = await this.listed(server, entry);
-      return { tools: list, digest };
+      const { list } = await this.listed(server, entry);
+      const digest = await this.digest(server, entry);
+      return { tools: list, digest, capabilities: entry.client.getServerCapabilities() ?? {} };
     });
+  }
+
+  /** The server's resources and templates as kept (listed again after resources/list_changed). */
+  async resources(server: string): Promise<McpResourceListing> {
+    return this.lend(server, (entry) => this.resourcesOf(server, entry));
   }
 
   /** Closes every connection (stdio servers' processes end). */
@@ -162,6 +200,60 @@ export class McpPool {
     }
   }
 
+  /** The digest of what the server offers a run: its tools, and its resources when it has any. */
+  private async digest(server: string, entry: Entry): Promise<string> {
+    const tools = (await this.listed(server, entry)).digest;
+    if (!entry.client.getServerCapabilities()?.resources) return tools;
+    const resources = (await this.resourcesOf(server, entry)).digest;
+    return createHash('sha256').update(`${tools}/${resources}`).digest('hex').slice(0, 16);
+  }
+
+  private async resourcesOf(server: string, entry: Entry): Promise<McpResourceListing> {
+    if (entry.resources) return entry.resources;
+    const changes = entry.resourceChanges;
+    const { connectTimeoutMs } = this.server(server);
+    const pages = async <T>(
+      list: (cursor?: string) => Promise<{ items: T[]; nextCursor?: string }>,
+    ): Promise<{ items: T[]; more: boolean }> => {
+      const items: T[] = [];
+      let cursor: string | undefined;
+      for (let page = 0; page < MAX_RESOURCE_PAGES; page++) {
+        const r = await list(cursor);
+        items.push(...r.items);
+        cursor = r.nextCursor;
+        if (!cursor) return { items, more: false };
+      }
+      return { items, more: true };
+    };
+    const opts = { timeout: connectTimeoutMs };
+    const resources = await pages(async (cursor) => {
+      const r = await entry.client.listResources(cursor ? { cursor } : {}, opts);
+      return { items: r.resources, nextCursor: r.nextCursor };
+    });
+    // Templates are optional for a server: one that has none may answer "method not found".
+    const templates = await pages(async (cursor) => {
+      const r = await entry.client.listResourceTemplates(cursor ? { cursor } : {}, opts);
+      return { items: r.resourceTemplates, nextCursor: r.nextCursor };
+    }).catch(() => ({ items: [] as ResourceTemplate[], more: false }));
+    const canonical = JSON.stringify([
+      resources.items.map((r) => [r.uri, r.name, r.mimeType ?? '', r.description ?? '']),
+      templates.items.map((t) => [t.uriTemplate, t.name, t.description ?? '']),
+    ]);
+    const listing: McpResourceListing = {
+      resources: resources.items,
+      templates: templates.items,
+      more: resources.more || templates.more,
+      digest: createHash('sha256').update(canonical).digest('hex').slice(0, 16),
+    };
+    this.logger?.debug('MCP resources listed', {
+      server,
+      resources: listing.resources.length,
+      digest: listing.digest,
+    });
+    if (entry.resourceChanges === changes) entry.resources = listing;
+    return listing;
+  }
+
   /** Lends a connection to `fn`; unused for `idleTimeoutMs` afterwards, it is closed. */
   private async lend<T>(server: string, fn: (entry: Entry) => Promise<T>): Promise<T> {
     const entry = await this.entry(server);
@@ -193,7 +285,7 @@ export class McpPool {
   private async connect(server: string): Promise<Entry> {
     const s = this.server(server);
     const client = new Client(CLIENT_INFO, { capabilities: {} });
-    const entry: Entry = { client, listChanges: 0, inUse: 0, closed: false, stderr: '' };
+    const entry: Entry = { client, listChanges: 0, resourceChanges: 0, inUse: 0, closed: false, stderr: '' };
     let transport: StdioClientTransport | StreamableHTTPClientTransport;
     if ('url' in s) {
       transport = new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: s.headers } });
@@ -239,6 +331,12 @@ export class McpPool {
       entry.listChanges += 1;
       entry.tools = undefined;
       this.logger?.info('MCP server says its tool list changed', { server });
+    });
+    // A changed resource list changes the digest as a changed tool list does: runs discover again.
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      entry.resourceChanges += 1;
+      entry.resources = undefined;
+      this.logger?.info('MCP server says its resource list changed', { server });
     });
     try {
       await client.connect(transport, { timeout: s.connectTimeoutMs });
