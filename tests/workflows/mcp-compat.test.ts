@@ -10,6 +10,7 @@
  * The last test writes what the runs saw as the compatibility table of docs/mcp.md, and fails when
  * the table there differs (DURABLE_AGENT_UPDATE_DOCS=1 rewrites it).
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
@@ -222,7 +223,7 @@ describe('MCP servers from npm', () => {
     expect(out.scheduled.filter((t) => t === `mcp:${server}/${tool}`)).toHaveLength(1);
     expect(out.result.stopReason).toBe('final_answer');
     const { offered, skipped } = discovered(out.events);
-    const listed = (await pool.tools(server)).tools;
+    const { tools: listed, capabilities } = await pool.tools(server);
     const spec = SERVERS.find((s) => s.name === server)!;
     const notes: string[] = [];
     const dialects = new Set(
@@ -239,6 +240,10 @@ describe('MCP servers from npm', () => {
     const zod = spec.set ? resolvedVersion(spec.set, 'zod') : ownVersion('zod');
     notes.push(`zod ${zod.split('.')[0]} resolved`);
     for (const [tool, why] of Object.entries(skipped)) notes.push(`skipped \`${tool}\`: ${why}`);
+    if (capabilities.prompts) {
+      const prompts = await pool.use(server, async (client) => (await client.listPrompts()).prompts);
+      notes.push(`prompts: ${prompts.map((p) => `\`${p.name}\``).join(', ')}`);
+    }
     notes.push(`called \`${tool}\``);
     rows.set(server, {
       server,
@@ -274,7 +279,7 @@ describe('MCP servers from npm', () => {
     );
   }, 120_000);
 
-  test('server-postgres against the test PostgreSQL: query answers rows', async () => {
+  test('server-postgres against the test PostgreSQL: query answers rows, and its resources are its tables’ schemas', async () => {
     const { answer } = await exercise(
       'postgres',
       'query',
@@ -283,6 +288,30 @@ describe('MCP servers from npm', () => {
       'sql: expected string, got number 42',
     );
     expect(JSON.parse(answer)).toEqual([{ n: 0 }]);
+    // Its resources are its tables' schemas: the run lists them and reads one.
+    const base = new URL(PG_URL);
+    base.protocol = 'postgres:';
+    base.password = '';
+    const uri = new URL(`${table}/schema`, base).href;
+    const read = await run({
+      task: 'describe the table',
+      tools: ['mcp:postgres/resources/*'],
+      model: {
+        provider: 'scripted',
+        turns: [
+          callTurn(['postgres__resources', {}, 'list']),
+          callTurn(['postgres__resources', { uri }, 'read']),
+          answerTurn('{{result:list}}\n---\n{{result:read}}'),
+        ],
+      },
+    });
+    const [listing = '', schema = ''] = (read.result.answer ?? '').split('\n---\n');
+    expect(listing).toContain(`- "${table}" database schema <${uri}> (application/json)`);
+    expect(schema).toContain(`[resource <${uri}> (application/json)]`);
+    expect(JSON.parse(schema.slice(schema.indexOf('\n') + 1))).toEqual([
+      { column_name: 'id', data_type: 'integer' },
+      { column_name: 'name', data_type: 'text' },
+    ]);
   }, 120_000);
 
   test('@eslint/mcp (zod 4): lint-files reports the unused variable', async () => {
@@ -375,7 +404,7 @@ describe('MCP servers from npm', () => {
       const r = rows.get(name);
       if (!r) throw new Error(`no row for ${name}: its test did not run or failed`);
       lines.push(
-        `| \`${r.pkg}\` | ${r.version} | ${r.offered.length} of ${r.listed}: ${r.offered.map((t) => `\`${t}\``).join(', ')} | ${r.notes.join('; ')} |`,
+        `| \`${r.pkg}\` | ${r.version} | ${r.offered.filter((t) => !t.endsWith('__resources')).length} of ${r.listed} tools${r.offered.some((t) => t.endsWith('__resources')) ? ' and its resources' : ''}: ${r.offered.map((t) => `\`${t}\``).join(', ')} | ${r.notes.join('; ')} |`,
       );
     }
     return lines.join('\n');
@@ -386,7 +415,15 @@ describe('MCP servers from npm', () => {
     const doc = fs.readFileSync(file, 'utf8');
     const start = '<!-- compatibility table: written by tests/workflows/mcp-compat.test.ts -->';
     const end = '<!-- end of compatibility table -->';
-    const block = `${start}\n${renderTable()}\n${end}`;
+    // As prettier (which the repository's check runs on docs) lays the table out.
+    const formatted = spawnSync(
+      process.execPath,
+      [path.join(PROJECT_ROOT, 'node_modules', 'prettier', 'bin', 'prettier.cjs'), '--stdin-filepath', file],
+      { input: renderTable(), encoding: 'utf8' },
+    );
+    expect(formatted.stderr).toBe('');
+    const table = formatted.stdout;
+    const block = `${start}\n\n${table.trim()}\n\n${end}`;
     const current = doc.slice(doc.indexOf(start), doc.indexOf(end) + end.length);
     if (process.env.DURABLE_AGENT_UPDATE_DOCS === '1') fs.writeFileSync(file, doc.replace(current, block));
     else
