@@ -4,7 +4,9 @@
  * references.
  */
 import { schemaProblem } from '../../activities/mcp/discover';
-import { modelNameFor, parseMcpRef } from '../../shared/tools/mcp';
+import { resourcesToolSpec } from '../../activities/mcp/resources';
+import { jsonSchemaProblems } from '../../shared/tools/json-schema-check';
+import { modelNameFor, parseMcpPromptRef, parseMcpRef } from '../../shared/tools/mcp';
 
 const object = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   type: 'object',
@@ -74,4 +76,42 @@ test('mcp: references name a server or one of its tools; malformed ones say what
   expect(parseMcpRef('mcp:files/read_text_file')).toEqual({ server: 'files', tool: 'read_text_file' });
   expect(parseMcpRef('mcp:')).toMatch(/an MCP server name is 1–64 letters.*write mcp:<server>/);
   expect(parseMcpRef('mcp:files/bad tool')).toMatch(/an MCP tool name is 1–128 letters/);
+});
+
+test('the resources tool names what the server has, within its budget, and says how many more there are', () => {
+  const resources = Array.from({ length: 1000 }, (_, i) => ({
+    uri: `file:///docs/${i}.md`,
+    name: `doc ${i}`,
+    mimeType: 'text/markdown',
+    description: 'x'.repeat(500),
+  }));
+  const spec = resourcesToolSpec('docs', { resources, templates: [], more: false, digest: 'd' });
+  expect(spec).toEqual(
+    expect.objectContaining({
+      name: 'docs__resources',
+      tool: 'resources/*',
+      readOnly: true,
+      idempotent: true,
+    }),
+  );
+  expect(spec.description).toContain('It has 1000 resources and 0 templates:');
+  expect(spec.description).toContain('- doc 0 <file:///docs/0.md> (text/markdown): xxx');
+  expect(spec.description).toMatch(/… and 9\d\d more: list them to see all\.$/);
+  expect(Buffer.byteLength(spec.description)).toBeLessThan(4 * 1024);
+  expect(jsonSchemaProblems(spec.inputSchema)).toEqual([]);
+  const empty = resourcesToolSpec('db', { resources: [], templates: [], more: false, digest: 'd' });
+  expect(empty.description).toContain('It has none listed now.');
+});
+
+test('prompts are named mcp:<server>/prompt/<name>; as a tool, the name says where it belongs', () => {
+  expect(parseMcpPromptRef('mcp:everything/prompt/args-prompt')).toEqual({
+    server: 'everything',
+    prompt: 'args-prompt',
+  });
+  expect(parseMcpPromptRef('mcp:everything/args-prompt')).toMatch(
+    /an MCP prompt is named mcp:<server>\/prompt\/<name>/,
+  );
+  expect(parseMcpPromptRef('mcp:everything/prompt/a b')).toMatch(/a prompt name of 1–128 letters/);
+  expect(parseMcpRef('mcp:everything/prompt/args-prompt')).toMatch(/is a prompt, not a tool/);
+  expect(parseMcpRef('mcp:everything/resources/*')).toEqual({ server: 'everything', tool: 'resources/*' });
 });
