@@ -11,7 +11,8 @@ import type { McpCatalog, McpDiscoverInput, McpSkippedTool, McpToolSpec } from '
 import { MCP_RESOURCES_TOOL, mcpToolId, modelNameFor, parseMcpRef } from '../../shared/tools/mcp';
 import { jsonSchemaProblems } from '../../shared/tools/json-schema-check';
 import type { ContentStore } from '../content/store';
-import type { McpPool, McpResourceListing } from './pool';
+import type { McpResourceListing } from './listings';
+import type { McpPool } from './pool';
 import { resourcesToolSpec } from './resources';
 
 /** What the model is offered for one MCP tool (stored once per catalog, named by its reference). */

@@ -2,8 +2,9 @@
  * Connections to the configured MCP servers, pooled per worker process. A connection opens on
  * first use and closes after `idleTimeoutMs` unused; a stdio server whose process dies (or an HTTP
  * session that drops) is connected anew on the next use, so no run is pinned to one worker or one
- * server process. Each connection remembers its server's tool list and forgets it when the server
- * says `notifications/tools/list_changed`. What happens to connections (opened, tool lists changed,
+ * server process. Each connection remembers its server's tool list (and resource list) and forgets
+ * it when the server says `notifications/tools/list_changed` (`notifications/resources/list_changed`).
+ * What happens to connections (opened, tool lists changed,
  * a stdio server's stderr lines) goes to the worker's log, with the configured secrets masked.
  */
 import { createHash } from 'node:crypto';
@@ -11,12 +12,7 @@ import type { Logger } from '@temporalio/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type {
-  Resource,
-  ResourceTemplate,
-  ServerCapabilities,
-  Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { ServerCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
 import {
   ResourceListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
@@ -24,6 +20,8 @@ import {
 import { redactSecrets } from '../../shared/redact-secrets';
 import type { McpConfig, McpServerConfig } from './config';
 import { mcpSecrets } from './config';
+import type { McpResourceListing } from './listings';
+import { listResources } from './listings';
 
 /** How the project introduces itself to MCP servers. */
 const CLIENT_INFO = { name: 'durable-agent', version: '0.1.0' };
@@ -36,21 +34,6 @@ const STDERR_LINE_CHARS = 1000;
  * list is used but not kept, so the next use lists again.
  */
 const MAX_LISTINGS = 3;
-/**
- * Pages of a server's resources (and of its templates) kept for the resources tool's description
- * and the digest: a server with more says so there, and the tool pages through the rest.
- */
-const MAX_RESOURCE_PAGES = 5;
-
-/** A server's resources as last listed (at most MAX_RESOURCE_PAGES pages of each). */
-export interface McpResourceListing {
-  resources: Resource[];
-  templates: ResourceTemplate[];
-  /** Whether the server had more than the pages kept. */
-  more: boolean;
-  digest: string;
-}
-
 interface Entry {
   readonly client: Client;
   /** The server's tools and their digest, as last listed; unset until listed and after a change. */
@@ -211,40 +194,7 @@ export class McpPool {
   private async resourcesOf(server: string, entry: Entry): Promise<McpResourceListing> {
     if (entry.resources) return entry.resources;
     const changes = entry.resourceChanges;
-    const { connectTimeoutMs } = this.server(server);
-    const pages = async <T>(
-      list: (cursor?: string) => Promise<{ items: T[]; nextCursor?: string }>,
-    ): Promise<{ items: T[]; more: boolean }> => {
-      const items: T[] = [];
-      let cursor: string | undefined;
-      for (let page = 0; page < MAX_RESOURCE_PAGES; page++) {
-        const r = await list(cursor);
-        items.push(...r.items);
-        cursor = r.nextCursor;
-        if (!cursor) return { items, more: false };
-      }
-      return { items, more: true };
-    };
-    const opts = { timeout: connectTimeoutMs };
-    const resources = await pages(async (cursor) => {
-      const r = await entry.client.listResources(cursor ? { cursor } : {}, opts);
-      return { items: r.resources, nextCursor: r.nextCursor };
-    });
-    // Templates are optional for a server: one that has none may answer "method not found".
-    const templates = await pages(async (cursor) => {
-      const r = await entry.client.listResourceTemplates(cursor ? { cursor } : {}, opts);
-      return { items: r.resourceTemplates, nextCursor: r.nextCursor };
-    }).catch(() => ({ items: [] as ResourceTemplate[], more: false }));
-    const canonical = JSON.stringify([
-      resources.items.map((r) => [r.uri, r.name, r.mimeType ?? '', r.description ?? '']),
-      templates.items.map((t) => [t.uriTemplate, t.name, t.description ?? '']),
-    ]);
-    const listing: McpResourceListing = {
-      resources: resources.items,
-      templates: templates.items,
-      more: resources.more || templates.more,
-      digest: createHash('sha256').update(canonical).digest('hex').slice(0, 16),
-    };
+    const listing = await listResources(entry.client, this.server(server).connectTimeoutMs);
     this.logger?.debug('MCP resources listed', {
       server,
       resources: listing.resources.length,

@@ -14,7 +14,7 @@ import type { ToolResult } from '../../shared/tools/define';
 import type { McpToolSpec } from '../../shared/tools/mcp';
 import { MCP_RESOURCES_TOOL } from '../../shared/tools/mcp';
 import type { ContentStore } from '../content/store';
-import type { McpResourceListing } from './pool';
+import type { McpResourceListing } from './listings';
 import { mcpResultToToolResult } from './results';
 
 /** The part of the tool's description that names resources; past it, it says how many more. */
