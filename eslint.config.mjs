@@ -8,17 +8,19 @@ const nodeBuiltins = [...builtinModules, ...builtinModules.map((m) => `node:${m}
 
 // Floors, lowest first: a file may import its own floor and those below, never one above.
 // shared/ and prompts/ → activities/ → workflows/ (activities' types only) → workers/ → client/ →
-// server/ → cli/; web/ (browser code) imports shared/ only. On top: testkit/ (fixtures that tests,
+// lib/ (the package entries: nothing of ours imports them) → server/ → cli/; web/ (browser code)
+// imports shared/ only. On top: testkit/ (fixtures that tests,
 // benches and scripts share), then bench/, scripts/ and tests/. The product never imports
 // examples/, and nothing but tests/ imports tests/.
 const tools = ['testkit', 'bench', 'scripts', 'tests', 'examples'];
 const above = {
-  ground: ['activities', 'workflows', 'workers', 'client', 'server', 'cli', 'web', ...tools],
-  activities: ['workflows', 'workers', 'client', 'server', 'cli', 'web', ...tools],
-  workers: ['client', 'server', 'cli', 'web', ...tools],
-  client: ['server', 'cli', 'web', ...tools],
-  server: ['cli', ...tools],
-  cli: tools,
+  ground: ['activities', 'workflows', 'workers', 'client', 'lib', 'server', 'cli', 'web', ...tools],
+  activities: ['workflows', 'workers', 'client', 'lib', 'server', 'cli', 'web', ...tools],
+  workers: ['client', 'lib', 'server', 'cli', 'web', ...tools],
+  client: ['lib', 'server', 'cli', 'web', ...tools],
+  lib: ['server', 'cli', 'web', ...tools],
+  server: ['lib', 'cli', ...tools],
+  cli: ['lib', ...tools],
 };
 const zone = (target, from, message) => from.map((f) => ({ target, from: `./${f}`, message }));
 const floors = [
@@ -47,7 +49,16 @@ const floors = [
     'workers/ never import client/, the doors or the tools around the product.',
   ),
   ...zone('./client', above.client, 'client/ imports workers/ and below, never server/, cli/ or web/.'),
-  ...zone('./server', above.server, 'server/ (HTTP API, web assets, codec server) never imports cli/.'),
+  ...zone(
+    './lib',
+    above.lib,
+    'lib/ (the package entries) re-exports the library floors only, never the doors or the tools around the product.',
+  ),
+  ...zone(
+    './server',
+    above.server,
+    'server/ (HTTP API, web assets, codec server) never imports cli/ or lib/.',
+  ),
   ...zone('./cli', above.cli, 'cli/ (commands) never imports the fixtures, benches, scripts or tests.'),
   ...zone('./cli', ['activities'], 'cli/ holds commands only: it reaches the tools’ code through client/.'),
   ...zone(
@@ -61,7 +72,17 @@ const floors = [
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/**', 'dist/**', '.temporal/**', '.data/**', 'coverage/**', '**/*.js', '**/*.mjs'],
+    ignores: [
+      'node_modules/**',
+      'dist/**',
+      '.temporal/**',
+      '.data/**',
+      'coverage/**',
+      '**/*.js',
+      '**/*.mjs',
+      // An app of its own, with its own tsconfig, built against the packed package by its test.
+      'examples/own-app/**',
+    ],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,

@@ -20,6 +20,8 @@ import { calculator } from './utility/calculator';
 import { createGetTime } from './utility/get-time';
 import { wait } from './utility/wait';
 import { TOOL_NAMES } from '../shared/tools/registry';
+import type { Tool } from './own-tools/define';
+import { createOwnToolActivities } from './own-tools/activities';
 
 /** What activities are built from: the worker's config and swappable clients. */
 export interface ActivityDeps {
@@ -32,8 +34,12 @@ export interface ActivityDeps {
   deliver?: NotificationDelivery;
   /** The worker's logger, for what happens outside any one activity (MCP connections). */
   logger?: Logger;
-  /** The Temporal service the worker serves (its cluster id), named in the claims of stored content. */
-  temporalService?: string;
+  /** The Temporal service the worker serves (its cluster id), named in the claims of stored content; may be asked for lazily. */
+  temporalService?: string | (() => Promise<string>);
+  /** Tools of the worker's own (`defineTool`), checked as a set (see checkToolSet). */
+  tools?: readonly Tool[];
+  /** Whether the worker's namespace has the agent search attributes (asked of the server once). */
+  agentSearchAttributes?: () => Promise<boolean>;
 }
 
 /** A tool activity whose results keep within their budgets (large ones go to the content store). */
@@ -65,10 +71,15 @@ export function createActivities(
     ...createEmailActivities({ config: deps.config.email }),
     ...createSearchActivities({ search: deps.config.search }),
     ...createSqlActivities({ config: deps.config.databases }),
-    ...createRunDefaultsActivities(deps.config.runDefaults),
+    ...createRunDefaultsActivities(deps.config.runDefaults, {
+      localModelPath: deps.config.models.local.modelPath,
+      ...(deps.agentSearchAttributes ? { agentSearchAttributes: deps.agentSearchAttributes } : {}),
+    }),
     ...createMcpActivities({ config: deps.config.mcp, store: deps.store, logger: deps.logger }),
+    // Always: a run naming a tool this worker lacks is told which tools it has.
+    ...createOwnToolActivities({ tools: deps.tools ?? [], store: deps.store }),
   };
-  for (const name of [...TOOL_NAMES, 'default']) {
+  for (const name of [...TOOL_NAMES, ...(deps.tools ?? []).map((t) => t.spec.name), 'default']) {
     const tool = all[name] as ToolActivity | undefined;
     if (tool) all[name] = withBoundedResults(tool, deps.store);
   }

@@ -3,6 +3,7 @@ import type { ToolActivityInput, ToolResult } from '../shared/tools/define';
 import type { DeliverNotificationInput } from '../shared/notifications/delivery';
 import type { McpCatalog, McpDiscoverInput, McpPromptsInput, McpPromptsOutput } from '../shared/tools/mcp';
 import type { ContentGcInput, ContentGcReport } from '../shared/content-gc';
+import type { DescribeOwnToolsInput, OwnToolCatalog } from '../shared/tools/own';
 export type { RunDefaults, RunDefaultsActivities } from './run/defaults';
 
 /** The model activity, as workflows see it. */
@@ -30,4 +31,9 @@ export interface McpActivities {
 /** Content store garbage collection (activities/content/gc-activity.ts). */
 export interface ContentGcActivities {
   collectContentGarbage(input: ContentGcInput): Promise<ContentGcReport>;
+}
+
+/** The catalog of a worker's own tools a run names (calls run as activities named after each tool, typed {@link ToolActivity}). */
+export interface OwnToolActivities {
+  describeOwnTools(input: DescribeOwnToolsInput): Promise<OwnToolCatalog>;
 }

@@ -6,7 +6,8 @@
 //    process (a worker, a server), run workflow code, whose files Temporal's bundler and worker
 //    threads find beside the sources, or run models (`eval` loads the local model's native runtime
 //    as an ES module, which the bundle cannot import), and their start-up is small beside what they do;
-//  - every other command (and `--help`) from the CLI's bundle (bin/cli-entry.js).
+//  - every other command (and `--help`) from the CLI's bundle (bin/cli-entry.js);
+//  - in an installed package (no sources), every command from the compiled CLI in dist/.
 'use strict';
 
 const FROM_SOURCE = new Set(['worker', 'demo', 'api', 'mcp', 'codec-server', 'replay', 'eval']);
@@ -23,8 +24,14 @@ function commandOf(args) {
 }
 
 const command = commandOf(process.argv.slice(2));
+// An installed package holds the compiled CLI (dist/) and no sources to bundle.
+const fs = require('node:fs');
+const path = require('node:path');
+const fromPackage = !fs.existsSync(path.join(__dirname, '..', 'cli', 'main.ts'));
 // Only a leading `kb`: the kb bundle knows no global options, which the full CLI takes before it.
-if (process.argv[2] === 'kb') {
+if (fromPackage) {
+  require('../dist/cli/main.js');
+} else if (process.argv[2] === 'kb') {
   require('./kb-entry')();
 } else if (FROM_SOURCE.has(command)) {
   require('./bundle').runFromSource('cli/main.ts');

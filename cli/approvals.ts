@@ -2,6 +2,7 @@
 import fs from 'node:fs';
 import type { Command } from 'commander';
 import type { TemporalTarget } from '../workers/connect';
+import { DEFAULT_API_URL } from './options';
 import type * as ApprovalClient from '../client/approval-client';
 import type * as TracedClient from '../client/traced-client';
 
@@ -60,11 +61,11 @@ export function registerApprovalCommands(program: Command, target: () => Tempora
     .option('--user <user>', 'only runs that notify inbox:<user>')
     .option(
       '--api-url <url>',
-      'where `durable-agent api` serves the web UI, for each run page’s address (default: $DURABLE_AGENT_API_URL)',
+      `where \`durable-agent api\` serves the web UI, for each run page’s address (default: $DURABLE_AGENT_API_URL, else ${DEFAULT_API_URL}, its default)`,
     )
     .option('--json', 'JSON output')
     .action(async (id: string | undefined, o: { user?: string; apiUrl?: string; json?: boolean }) => {
-      const apiUrl = apiUrlOf(o.apiUrl ?? process.env.DURABLE_AGENT_API_URL);
+      const apiUrl = apiUrlOf(o.apiUrl ?? process.env.DURABLE_AGENT_API_URL) ?? DEFAULT_API_URL;
       const { formatApproval, listApprovals, runPageOf, withClient } = load();
       await withClient(target(), async (client) => {
         const waiting = await listApprovals(client, {

@@ -7,6 +7,7 @@ import type * as Config from '../workers/config';
 import type { TemporalTarget } from '../workers/connect';
 import type * as Connect from '../workers/connect';
 import type * as DevServer from '../workers/dev-server';
+import type * as Binaries from '../workers/binaries';
 import type * as WorkerRun from '../workers/run';
 import type * as Deliver from '../client/deliver';
 import type * as ModelSpec from '../client/model-spec';
@@ -21,12 +22,21 @@ function load() {
     ...(require('../workers/config') as typeof Config),
     ...(require('../workers/connect') as typeof Connect),
     ...(require('../workers/dev-server') as typeof DevServer),
+    ...(require('../workers/binaries') as typeof Binaries),
     ...(require('../client/deliver') as typeof Deliver),
     ...(require('../client/model-spec') as typeof ModelSpec),
     ...(require('../client/start-run') as typeof StartRun),
     ...(require('../client/watch') as typeof Watch),
   };
   /* eslint-enable @typescript-eslint/no-require-imports */
+}
+
+/** The user whose inbox the demo's notifications reach. */
+const DEMO_USER = 'demo';
+
+/** A word as a shell reads it: quoted when it holds anything but path characters. */
+function shellWord(word: string): string {
+  return /^[\w./@:=-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`;
 }
 
 /** The demo job of the local model: a database question (the schema or a query, then the answer). */
@@ -58,17 +68,31 @@ export function registerDemoCommand(program: Command, target: () => TemporalTarg
     .action(async (o: { model: string }) => {
       const {
         connectClient,
+        devServerStatus,
+        isServing,
+        LOCAL_ADDRESS,
         loadWorkerConfig,
         notificationDelivery,
         notificationsQuery,
         parseModelSpec,
         startAgentRun,
         startDevServer,
+        temporalBinary,
         watchRun,
       } = load();
       const model = parseModelSpec(o.model);
-      const s = await startDevServer({});
-      console.log(`Temporal dev server at ${s.address}${s.uiUrl ? `, Web UI ${s.uiUrl}` : ''}`);
+      const { connectionOptions, namespace } = target();
+      const address = connectionOptions.address ?? LOCAL_ADDRESS;
+      // The project's dev server, started if need be; but where it is not running and another server
+      // answers at the demo's address (TEMPORAL_ADDRESS, --address), that one: starting ours would
+      // only find its port taken, or leave a server nobody connects to.
+      const s =
+        !(await devServerStatus({})).running && (await isServing(address)) ? null : await startDevServer({});
+      console.log(
+        s
+          ? `Temporal dev server at ${s.address}${s.uiUrl ? `, Web UI ${s.uiUrl}` : ''}`
+          : `Temporal server at ${address}`,
+      );
       const config = loadWorkerConfig();
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand
       const { installLogging, runWorker } = require('../workers/run') as typeof WorkerRun;
@@ -88,9 +112,9 @@ export function registerDemoCommand(program: Command, target: () => TemporalTarg
                 task: 'Plan my Tokyo trip budget: 4 hotel nights at 182.50 EUR, a 912 EUR flight, plus a 10% reserve. What time is it there now?',
                 model,
                 tools: ['get_time', 'calculator', 'notify_user'],
-                notify: { user: 'demo' },
+                notify: { user: DEMO_USER },
               }
-            : { ...LOCAL_DEMO, model, notify: { user: 'demo' } };
+            : { ...LOCAL_DEMO, model, notify: { user: DEMO_USER } };
         const handle = await startAgentRun(client, input, { taskQueue: config.taskQueue, workflowId });
         console.log(`Started ${workflowId}\nTask: ${input.task}`);
         const outcome = await watchRun(client, handle, (l) => console.log(l));
@@ -98,10 +122,21 @@ export function registerDemoCommand(program: Command, target: () => TemporalTarg
         const { notifications } = await handle.query(notificationsQuery);
         for (const n of notifications)
           console.log(`notification #${n.no} [${n.type}, priority ${n.priority}] ${n.title}: ${n.message}`);
-        console.log(`(also in inbox:demo — durable-agent notifications inbox:demo)\n`);
-        console.log(`Inspect it: .temporal/venv/bin/temporal workflow show --workflow-id ${workflowId}`);
-        if (s.uiUrl) console.log(`or in the Web UI: ${s.uiUrl}/namespaces/default/workflows/${workflowId}`);
-        console.log('Stop the server with: npx durable-agent server stop');
+        // The run's notifications went to its user's inbox too; without any, there may be no inbox.
+        if (notifications.length > 0)
+          console.log(`(also in inbox:${DEMO_USER} — durable-agent notifications inbox:${DEMO_USER})\n`);
+        // The binary by its absolute path and the server by its address: the line works from any folder.
+        const where = [
+          ...(address !== LOCAL_ADDRESS ? [`--address ${address}`] : []),
+          ...(namespace !== 'default' ? [`--namespace ${namespace}`] : []),
+        ];
+        console.log(
+          `Inspect it: ${shellWord(temporalBinary('temporal'))} workflow show --workflow-id ${workflowId}` +
+            where.map((w) => ` ${w}`).join(''),
+        );
+        if (s?.uiUrl)
+          console.log(`or in the Web UI: ${s.uiUrl}/namespaces/${namespace}/workflows/${workflowId}`);
+        if (s) console.log('Stop the server with: npx durable-agent server stop');
         process.exitCode = outcome.exitCode;
       } finally {
         await client.connection.close();

@@ -2,6 +2,7 @@
 // Commands load what they run when they run (a `require` in the action): registering them, and so
 // `--help` or a mistyped flag, loads no Temporal code. bin/durable-agent.js runs this file from a
 // bundle (bin/cli-entry.js).
+import path from 'node:path';
 import { Command } from 'commander';
 import { printable } from '../shared/identifiers';
 import type * as Config from '../workers/config';
@@ -13,6 +14,7 @@ import type * as WorkerRun from '../workers/run';
 import type * as Deliver from '../client/deliver';
 import type * as CodecServer from '../server/codec-server';
 import { registerApprovalCommands } from './approvals';
+import { registerQuestionCommands } from './questions';
 import { registerContentCommands } from './content';
 import { registerDebugCommands } from './debug/commands';
 import { registerDemoCommand } from './demo';
@@ -83,14 +85,23 @@ serverOpts(server.command('status').description('Is it running?')).action(async 
 program
   .command('worker')
   .description('Run a worker: agent workflows, the model activity and every tool activity')
-  .action(async () => {
+  .option(
+    '--tools-module <file>',
+    'a .ts or .js module exporting tools of your own (defineTool); also DURABLE_AGENT_TOOLS_MODULE',
+  )
+  .action(async (o: { toolsModule?: string }) => {
     // The worker (activities, bundler) is loaded only by the commands that run one.
     /* eslint-disable @typescript-eslint/no-require-imports -- loaded on demand */
     const { runWorker } = require('../workers/run') as typeof WorkerRun;
     const { loadWorkerConfig } = require('../workers/config') as typeof Config;
     const { notificationDelivery } = require('../client/deliver') as typeof Deliver;
     /* eslint-enable @typescript-eslint/no-require-imports */
-    await runWorker({ config: loadWorkerConfig(), target: target(), deliveryFor: notificationDelivery }).done;
+    const config = loadWorkerConfig();
+    await runWorker({
+      config: o.toolsModule ? { ...config, toolsModule: path.resolve(o.toolsModule) } : config,
+      target: target(),
+      deliveryFor: notificationDelivery,
+    }).done;
   });
 
 registerRunCommand(program, target);
@@ -144,6 +155,7 @@ program
 
 registerNotificationCommands(program, target);
 registerApprovalCommands(program, target);
+registerQuestionCommands(program, target);
 registerMcpCommand(program, target);
 exitAfterParsingWhenAsked(program);
 

@@ -10,6 +10,8 @@ import type { NotificationHistory } from '../shared/notifications/reads';
 import type { TemporalTarget } from '../workers/connect';
 import type { NotificationFeedEvent } from '../client/notification-client';
 import { printable } from '../shared/identifiers';
+import { counted } from '../shared/words';
+import { DEFAULT_API_HOST, DEFAULT_API_PORT } from './options';
 import type * as NotificationSchema from '../shared/notifications/schema';
 import type * as Config from '../workers/config';
 import type * as Connect from '../workers/connect';
@@ -79,10 +81,10 @@ function printList(
   else for (const l of table(shown.map(row), COLUMNS)) console.log(l);
   if (history.truncated) {
     console.log(
-      `${history.notifications.length} of ${history.count} notifications shown, ${unread} of them unread` +
+      `${history.notifications.length} of ${counted(history.count, 'notification')} shown, ${unread} of them unread` +
         (history.before !== undefined ? `; older ones: --before ${history.before}` : ''),
     );
-  } else console.log(`${history.count} notifications, ${unread} unread`);
+  } else console.log(`${counted(history.count, 'notification')}, ${unread} unread`);
 }
 
 /** Prints one watch event as labelled rows, or as one JSON line with --json. */
@@ -116,7 +118,7 @@ function printEvent(event: NotificationFeedEvent, o: { json?: boolean; unread?: 
           ...keep(event.updated).map((n) => ['updated', ...row(n)]),
         ];
   if (event.kind === 'reset')
-    console.log(`— list replaced (cleared or resynced): ${event.count} notifications —`);
+    console.log(`— list replaced (cleared or resynced): ${counted(event.count, 'notification')} —`);
   // Without the header: the columns are those of the table printed first.
   for (const l of table(labelled, ['', ...COLUMNS]).slice(1)) console.log(l);
 }
@@ -278,8 +280,8 @@ export function registerNotificationCommands(program: Command, target: () => Tem
         o.json
           ? JSON.stringify(sent)
           : sent.no >= 0
-            ? `Sent notification ${sent.id} to ${sent.target} (no ${sent.no}, ${sent.count} in the list)`
-            : `Sent notification ${sent.id} to ${sent.target}: it is not in the list (delivered before and evicted since, unchanged; ${sent.count} in the list, ${sent.evicted} evicted)`,
+            ? `Sent notification ${sent.id} to ${sent.target} as #${sent.no}; the list holds ${counted(sent.count, 'notification')}`
+            : `Sent notification ${sent.id} to ${sent.target}: it is not in the list (delivered before and evicted since, unchanged; the list holds ${counted(sent.count, 'notification')}, ${sent.evicted} evicted)`,
       );
     });
 
@@ -326,8 +328,8 @@ export function registerNotificationCommands(program: Command, target: () => Tem
   program
     .command('api')
     .description('Serve the HTTP API and the web UI (token: DURABLE_AGENT_API_TOKEN)')
-    .option('--host <address>', 'address to bind; anything but loopback needs a token', '127.0.0.1')
-    .option('--port <port>', 'port (0 = any free port)', port, 8787)
+    .option('--host <address>', 'address to bind; anything but loopback needs a token', DEFAULT_API_HOST)
+    .option('--port <port>', 'port (0 = any free port)', port, DEFAULT_API_PORT)
     .action(async (o: { host: string; port: number }) => {
       const { connectClient, loadWorkerConfig } = load();
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on demand

@@ -23,3 +23,10 @@ export function workflowIdOption(value: string): string {
   if (!value.trim()) throw new InvalidArgumentError('must not be empty (leave --id out for agent-<uuid>)');
   return value;
 }
+
+/** Where `durable-agent api` serves the HTTP API and the web UI unless told otherwise. */
+export const DEFAULT_API_HOST = '127.0.0.1';
+/** The port `durable-agent api` listens on unless told otherwise. */
+export const DEFAULT_API_PORT = 8787;
+/** The web UI's address when `durable-agent api` runs with its defaults: run pages link there. */
+export const DEFAULT_API_URL = `http://${DEFAULT_API_HOST}:${DEFAULT_API_PORT}`;

@@ -16,6 +16,7 @@ import type * as StartRun from '../client/start-run';
 import type * as Watch from '../client/watch';
 import type * as LiveTokens from '../client/live-tokens';
 import type * as RunInput from './run-input';
+import type * as AskPrompt from './ask-prompt';
 
 /** What `run` runs, loaded when it runs: `--help` and a mistyped flag load none of it. */
 function load() {
@@ -31,6 +32,7 @@ function load() {
     ...(require('../client/watch') as typeof Watch),
     ...(require('../client/live-tokens') as typeof LiveTokens),
     ...(require('./run-input') as typeof RunInput),
+    ...(require('./ask-prompt') as typeof AskPrompt),
   };
   /* eslint-enable @typescript-eslint/no-require-imports */
 }
@@ -73,6 +75,10 @@ export function registerRunCommand(program: Command, target: () => TemporalTarge
       'do not type the model’s answers as they come (live tokens); print each when it is done',
     )
     .option('--cancel-on-exit', 'Ctrl-C cancels the run (default: the run goes on without this command)')
+    .option(
+      '--no-prompt',
+      'do not prompt for the run’s questions in the terminal (answer them with `answer`)',
+    )
     .action(async (task: string | undefined, o: RunOpts, cmd: Command) => {
       if (task === undefined && !o.input)
         throw new Error('Give a task: durable-agent run "<task>" (or --input file.json)');
@@ -95,6 +101,7 @@ export function registerRunCommand(program: Command, target: () => TemporalTarge
         formatEventBesideTokens,
         liveChannelFromEnv,
         liveTokenPrinter,
+        promptForQuestions,
       } = load();
       const config = loadWorkerConfig();
       const modelGiven = cmd.getOptionValueSource('model') !== 'default';
@@ -106,6 +113,7 @@ export function registerRunCommand(program: Command, target: () => TemporalTarge
       const noWorker = (taskQueue: string) =>
         noWorkerMessage(taskQueue, t.connectionOptions.address, t.namespace);
       let watchingWorkers: { progressed(): void; stop(): void } | undefined;
+      let prompting: { stop(): void } | undefined;
       try {
         const workflowId = o.id ?? `agent-${randomUUID()}`;
         const taskQueue = o.taskQueue ?? config.taskQueue;
@@ -148,6 +156,12 @@ export function registerRunCommand(program: Command, target: () => TemporalTarge
         const live = channel
           ? followLiveTokens(channel, workflowId, { onEvent: (e) => printer.onEvent(e) })
           : null;
+        // In a terminal, the run's questions are asked right here (any other door may answer too).
+        if (process.stdin.isTTY && !o.json && o.prompt !== false)
+          prompting = promptForQuestions(client, workflowId, {
+            input: process.stdin,
+            output: process.stdout,
+          });
         const outcome = await watchRun(
           client,
           handle,
@@ -156,9 +170,10 @@ export function registerRunCommand(program: Command, target: () => TemporalTarge
             if (!o.json) printer.line(printable(l, true));
           },
           250,
-          live ? formatEventBesideTokens(printer.typed) : undefined,
+          live ? formatEventBesideTokens(printer) : undefined,
         );
         live?.stop();
+        prompting?.stop();
         printer.flush();
         watchingWorkers.stop();
         const answer = outcome.result?.answer;
@@ -192,6 +207,7 @@ export function registerRunCommand(program: Command, target: () => TemporalTarge
         }
         process.exitCode = outcome.exitCode;
       } finally {
+        prompting?.stop();
         watchingWorkers?.stop();
         await client.connection.close();
         await tracing?.shutdown();

@@ -87,7 +87,7 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
             printer.line(printable(l, true));
           },
           250,
-          live ? formatEventBesideTokens(printer.typed) : undefined,
+          live ? formatEventBesideTokens(printer) : undefined,
         );
         live?.stop();
         printer.flush();
@@ -153,6 +153,10 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
         for (const a of state.approvals ?? [])
           console.log(
             `waits for approval: ${a.toolCallId} ${a.tool} until ${localTime(a.deadline)} (${a.reason}): ${a.summary}`,
+          );
+        for (const q of state.questions ?? [])
+          console.log(
+            `waits for an answer: ${q.toolCallId} ${q.kind === 'question' ? printable(q.question, true) : `${q.tool} (client tool)`} until ${localTime(q.deadline)}; answer with durable-agent answer ${id} ${q.toolCallId}`,
           );
         for (const [name, b] of Object.entries(state.budgets ?? {}))
           console.log(`budget: ${describeRunLimit(name as RunLimitName, b)}`);

@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import type { AgentInput } from '../shared/agent';
-import { AgentInputSchema, DEFAULT_TOOLS, agentInputBudgetProblem } from '../shared/agent';
-import { formatZodIssues } from '../shared/tools/define';
+import { DEFAULT_TOOLS } from '../shared/agent';
+import { checkAgentInput } from '../shared/agent/check-input';
 import { TOOL_NAMES } from '../shared/tools/registry';
 import { loadScriptFile, scriptTools } from '../client/model-spec';
 import { parseModelSpec } from '../client/model-spec';
@@ -26,6 +26,8 @@ export interface RunOpts {
   wait: boolean;
   taskQueue?: string;
   cancelOnExit?: boolean;
+  /** false with --no-prompt: the run's questions are not asked in the terminal. */
+  prompt?: boolean;
 }
 
 /** Reads `--input`: a JSON object (the whole workflow input), or an error that names the file and the fix. */
@@ -142,10 +144,8 @@ export async function buildInput(
   if (o.notifyUser) input.notify = { user: o.notifyUser };
   const script = await scriptedRun(input, o.tools !== undefined, scriptsDir);
   // The input's own mistakes (a misspelt tool, a missing task) come first: they are what to fix.
-  const parsed = AgentInputSchema.safeParse(input);
-  if (!parsed.success) throw new Error(`Invalid run: ${formatZodIssues(parsed.error)}`);
-  const tooLarge = agentInputBudgetProblem(input);
-  if (tooLarge) throw new Error(`Invalid run: ${tooLarge}`);
-  if (script) checkScriptedRun(input as AgentInput, script);
-  return input as AgentInput;
+  const checked = checkAgentInput(input);
+  if (!checked.ok) throw new Error(checked.message);
+  if (script) checkScriptedRun(checked.input, script);
+  return checked.input;
 }

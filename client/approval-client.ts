@@ -29,8 +29,8 @@ export class ApprovalRequestError extends Error {
   }
 }
 
-/** The run's state, or an error saying it does not exist or is finished (and how). */
-async function runningState(client: Client, workflowId: string) {
+/** The handle of a running workflow, or an error saying it does not exist or is finished (and how). */
+async function runningHandle(client: Client, workflowId: string) {
   const handle = client.workflow.getHandle(workflowId);
   let status: string;
   try {
@@ -47,7 +47,7 @@ async function runningState(client: Client, workflowId: string) {
         `See its outcome with: durable-agent status ${workflowId}`,
     );
   }
-  return { handle, state: await handle.query(stateQuery) };
+  return handle;
 }
 
 /**
@@ -59,7 +59,7 @@ export async function listApprovals(
   opts: { workflowId?: string; user?: string } = {},
 ): Promise<RunApproval[]> {
   if (opts.workflowId) {
-    const { state } = await runningState(client, opts.workflowId);
+    const state = await (await runningHandle(client, opts.workflowId)).query(stateQuery);
     return (state.approvals ?? []).map((a) => ({ workflowId: opts.workflowId as string, ...a }));
   }
   const out: RunApproval[] = [];
@@ -89,7 +89,8 @@ export async function decideApproval(
   workflowId: string,
   decision: ApprovalDecision,
 ): Promise<{ toolCallId: string; approved: boolean; editedArgs?: boolean }> {
-  const { handle } = await runningState(client, workflowId);
+  // No state query: workflows of your own that ask with ApprovalRequests take decisions too.
+  const handle = await runningHandle(client, workflowId);
   try {
     return await handle.executeUpdate(approveToolCallUpdate, { args: [decision] });
   } catch (err) {

@@ -12,7 +12,7 @@ import type {
 } from '@temporalio/client';
 import { ScheduleAlreadyRunning, ScheduleNotFoundError, isGrpcServiceError } from '@temporalio/client';
 import type { AgentInput } from '../shared/agent';
-import { AgentInputSchema, agentInputBudgetProblem } from '../shared/agent';
+import { checkAgentInput } from '../shared/agent/check-input';
 import { AGENT_WORKFLOW_TYPE } from '../shared/agent/messages';
 import type { ScheduleDetails, ScheduleSummary, ScheduledRunView } from '../shared/api-shapes';
 import { printable, scheduleIdProblem } from '../shared/identifiers';
@@ -24,7 +24,6 @@ import {
   overlapPolicyName,
   scheduleInputSecretProblem,
 } from '../shared/schedule-spec';
-import { formatZodIssues } from '../shared/tools/define';
 import { agentStartOptions } from './start-run';
 import { modelAttribute } from '../shared/search-attributes';
 
@@ -72,12 +71,11 @@ function invalidId(scheduleId: string): void {
 
 /** The run input, validated as `run` validates it, or the error that says what to fix. */
 export function checkScheduleInput(input: unknown): AgentInput {
-  const parsed = AgentInputSchema.safeParse(input);
-  if (!parsed.success)
-    throw new ScheduleRequestError('invalid', `Invalid run: ${formatZodIssues(parsed.error)}`);
-  const problem = agentInputBudgetProblem(input) ?? scheduleInputSecretProblem(input);
-  if (problem) throw new ScheduleRequestError('invalid', `Invalid run: ${problem}`);
-  return input as AgentInput;
+  const checked = checkAgentInput(input);
+  if (!checked.ok) throw new ScheduleRequestError('invalid', checked.message);
+  const secret = scheduleInputSecretProblem(input);
+  if (secret) throw new ScheduleRequestError('invalid', `Invalid run: ${secret}`);
+  return checked.input;
 }
 
 /** What {@link createAgentSchedule} takes. */

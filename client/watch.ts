@@ -2,12 +2,14 @@ import path from 'node:path';
 import { formatRetry, retryingActivities } from './retries';
 import type { StreamChannel } from '../activities/streaming';
 import { STREAM_ENV, parseStreamSetting, streamChannelFor } from '../activities/streaming';
-import { PROJECT_ROOT } from '../shared/project-root';
+import { DATA_ROOT } from '../shared/project-root';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CancelledFailure, TerminatedFailure } from '@temporalio/common';
 import type { AgentEvent, AgentResult } from '../shared/agent';
 import { eventsQuery } from '../shared/agent/messages';
+import type { LiveTokenPrinter } from './live-tokens';
+import { counted } from '../shared/words';
 
 /** How a watched run ended; the CLI's exit code follows it. */
 export interface RunOutcome {
@@ -49,6 +51,12 @@ export function formatEvent(e: AgentEvent): string | null {
       return `${step} ⏸ ${e.tool} waits for approval (${e.toolCallId})${e.text ? `: ${short(e.text)}` : ''}; answer with durable-agent approve|reject <run> ${e.toolCallId}`;
     case 'approval_decided':
       return `${step} ${e.tool} ${short(e.text)}`;
+    case 'question_asked':
+      return e.tool === 'ask_user'
+        ? `${step} ? ${short(e.text, 400)} (${e.toolCallId}); answer with durable-agent answer <run> ${e.toolCallId}`
+        : `${step} ⏸ ${e.tool} waits for the client's result (${e.toolCallId})`;
+    case 'question_answered':
+      return `${step} ${e.isError ? '✗' : '✓'} ${e.tool} ${short(e.text)}`;
     case 'user_message':
       return `${step} user: ${short(e.text)}`;
     case 'continued_as_new':
@@ -150,10 +158,7 @@ export async function watchRun(
   }
 }
 
-/** `1 step`, `2 steps`: a count and its noun, in the right number. */
-export function counted(n: number, noun: string): string {
-  return `${n} ${noun}${n === 1 ? '' : 's'}`;
-}
+export { counted } from '../shared/words';
 
 /** The closing line of a run: steps, tool calls, tokens. */
 export function usageLine(r: Pick<AgentResult, 'steps' | 'usage'>): string {
@@ -161,15 +166,23 @@ export function usageLine(r: Pick<AgentResult, 'steps' | 'usage'>): string {
 }
 
 /**
- * The event lines beside live tokens: a model's answer already typed as it came is not printed
- * again, only how long it took.
+ * The event lines beside live tokens, in one order with them: a step's `model_started` lets the
+ * printer type that step's answer (held until the earlier steps' lines were printed); an answer
+ * already typed is not printed again, only how long it took; a tool call typed as the model wrote
+ * it is not repeated by its `tool_started` line.
  */
-export function formatEventBesideTokens(typed: (step: number) => boolean): (e: AgentEvent) => string | null {
+export function formatEventBesideTokens(
+  printer: Pick<LiveTokenPrinter, 'typed' | 'reached' | 'typedCall'>,
+): (e: AgentEvent) => string | null {
   return (e) => {
-    if (e.kind === 'model_finished' && typed(e.step))
+    if (e.kind === 'model_started') {
+      printer.reached(e.step);
+      // The typed line shows the model at work; its start line would only cut into it.
+      return printer.typed(e.step) ? null : formatEvent(e);
+    }
+    if (e.kind === 'model_finished' && printer.typed(e.step))
       return `[step ${e.step}] model answered in ${e.durationMs ?? 0} ms`;
-    // The typed line shows the model at work; its start line would only cut into it.
-    if (e.kind === 'model_started' && typed(e.step)) return null;
+    if (e.kind === 'tool_started' && e.tool && printer.typedCall(e.step, e.tool)) return null;
     return formatEvent(e);
   };
 }
@@ -177,7 +190,7 @@ export function formatEventBesideTokens(typed: (step: number) => boolean): (e: A
 /** The live-token channel the environment names (DURABLE_AGENT_STREAM), or null when off or unreadable. */
 export function liveChannelFromEnv(env: NodeJS.ProcessEnv = process.env): StreamChannel | null {
   try {
-    return streamChannelFor(parseStreamSetting(env[STREAM_ENV], path.join(PROJECT_ROOT, '.data', 'streams')));
+    return streamChannelFor(parseStreamSetting(env[STREAM_ENV], path.join(DATA_ROOT, '.data', 'streams')));
   } catch {
     return null;
   }

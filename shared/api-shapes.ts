@@ -20,6 +20,34 @@ export interface PendingApproval {
   requestedAt?: string;
 }
 
+/** What waits for input: a question to the user (`ask_user`), or a call of a client-side tool. */
+export type QuestionKind = 'question' | 'client_tool';
+
+/**
+ * A call waiting for input, as the `state` query lists it: a question (answer it with a JSON value
+ * matching `schema`, free text without one) or a client-side tool's call (submit its result).
+ */
+export interface PendingQuestion {
+  toolCallId: string;
+  kind: QuestionKind;
+  /** `ask_user`, or the client tool's name. */
+  tool: string;
+  /** The question; for a client tool, its description. */
+  question: string;
+  /** A client tool call's validated arguments. */
+  args?: unknown;
+  /** JSON Schema the answer (or result) must match; absent: any text (a question) or any JSON. */
+  schema?: Record<string, unknown>;
+  /** Whether a default answer is taken when nobody answers in time, and which. */
+  hasDefault: boolean;
+  default?: unknown;
+  step: number;
+  /** When the call stops waiting (ISO 8601). */
+  deadline: string;
+  /** When it began to wait (ISO 8601; carried over continue-as-new). */
+  requestedAt: string;
+}
+
 /** One run as the runs list (`GET /api/runs`) shows it. */
 export interface RunSummary {
   workflowId: string;
@@ -49,6 +77,8 @@ export interface AgentEvent {
     | 'tool_rejected'
     | 'approval_requested'
     | 'approval_decided'
+    | 'question_asked'
+    | 'question_answered'
     | 'user_message'
     | 'continued_as_new'
     | 'mcp_tools'

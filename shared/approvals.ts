@@ -211,6 +211,8 @@ export interface ApprovalContext {
   untrusted: string | null;
   /** The tool says it changes nothing (an MCP tool's readOnlyHint). */
   readOnly?: boolean;
+  /** The tool's own definition asks for approval of every call unless a policy names it (own tools). */
+  declaredAlways?: boolean;
 }
 
 /**
@@ -224,7 +226,9 @@ export function approvalReason(
   ctx: ApprovalContext,
 ): string | null {
   const server = isMcpRef(tool) && tool.includes('/') ? tool.slice(0, tool.indexOf('/')) : undefined;
-  const rule = policy.tools?.[tool] ?? (server ? policy.tools?.[server] : undefined) ?? defaultRules(tool);
+  const named = policy.tools?.[tool] ?? (server ? policy.tools?.[server] : undefined);
+  if (named === undefined && ctx.declaredAlways) return `the ${tool} tool asks for approval of every call`;
+  const rule = named ?? defaultRules(tool);
   if (rule === 'always') return `the policy asks for approval of every ${tool} call`;
   if (rule === 'never') return null;
   const sideEffect = ctx.readOnly ? false : tool !== 'sql_query' || sqlMayWrite(sqlOf(args));
@@ -245,11 +249,15 @@ export function approvalReason(
   return null;
 }
 
-/** Whether the result of this tool makes the conversation untrusted. */
-export function isUntrustedSource(policy: ApprovalPolicy, tool: string): boolean {
+/**
+ * Whether the result of this tool makes the conversation untrusted: the policy's list when it has
+ * one, else the defaults and tools that declare their results untrusted.
+ */
+export function isUntrustedSource(policy: ApprovalPolicy, tool: string, declaredUntrusted = false): boolean {
   const listed = policy.untrustedTools;
   // MCP servers are written by others: their results are untrusted unless a list says otherwise.
-  if (listed === undefined) return DEFAULT_UNTRUSTED_TOOLS.includes(tool) || isMcpRef(tool);
+  if (listed === undefined)
+    return DEFAULT_UNTRUSTED_TOOLS.includes(tool) || isMcpRef(tool) || declaredUntrusted;
   return listed.includes(tool) || (isMcpRef(tool) && listed.includes(tool.slice(0, tool.indexOf('/'))));
 }
 

@@ -140,8 +140,12 @@ export interface CallModelInput {
   tools: string[];
   /** The run's MCP tools as discovery stored them (model-facing specs), offered after the built-in ones. */
   mcpTools?: ContentRef;
-  /** The run's sub-agents as tools (bounded: SUB_AGENT_LIMITS), offered last. */
+  /** The worker's own tools the run names, as the worker stored their model-facing specs; offered after the MCP tools. */
+  ownTools?: ContentRef;
+  /** The run's sub-agents as tools (bounded: SUB_AGENT_LIMITS), offered after the own tools. */
   agentTools?: ModelToolSpec[];
+  /** The run's client-side tools (bounded: QUESTION_LIMITS.clientTools), offered last. */
+  clientTools?: ModelToolSpec[];
   /** The run's step (model turn number, from 1); the scripted model plays the turn of this step. */
   step?: number;
   /** The conversation through the previous call's input, as that call returned it; absent at first. */

@@ -36,7 +36,8 @@ export interface RenderedAnswer {
   unknown: string[];
 }
 
-const MARK = /\[\[\s*([a-z]\d+)\s*\]\]/g;
+/** A citation mark in a model's text, `[[a3]]`; the group is the index. */
+export const CITATION_MARK = /\[\[\s*([a-z]\d+)\s*\]\]/g;
 
 /** Where a source is: the file path of a `file://` URL (without the `#chunk-N` fragment), else the URL. */
 export function citationLocation(record: Citation['record']): string {
@@ -59,7 +60,7 @@ export function renderCitations(answer: string, citations: readonly Citation[]):
   const byIndex = new Map(citations.map((c) => [c.index, c]));
   const numbered = new Map<string, ResolvedCitation>();
   const unknown: string[] = [];
-  const text = answer.replace(MARK, (_m, index: string) => {
+  const text = answer.replace(CITATION_MARK, (_m, index: string) => {
     let ref = numbered.get(index);
     if (!ref) {
       const c = byIndex.get(index);
@@ -116,5 +117,5 @@ export function formatAnswer(rendered: RenderedAnswer, format: CitationFormat = 
 
 /** Whether a text holds citation marks, so a client asks for the run's citations only when needed. */
 export function hasCitationMarks(text: string): boolean {
-  return new RegExp(MARK.source).test(text);
+  return new RegExp(CITATION_MARK.source).test(text);
 }

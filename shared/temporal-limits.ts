@@ -125,6 +125,10 @@ export const SIZE_BUDGETS = Object.freeze({
   /** Every MCP tool a run keeps (its catalog); tools past it are skipped, saying so. */
   mcpCatalogBytes: 256 * 1024,
 
+  // ---- own tools (protect: the catalog a run gets from the worker and carries across continue-as-new)
+  /** Every own tool a run names, as its catalog (specs with JSON Schemas); more fails the run's start, saying so. */
+  ownToolCatalogBytes: 256 * 1024,
+
   // ---- databases (protect: the worker's memory, before any result reaches a payload)
   /**
    * Bytes one SQL statement's session may receive from the database server. Counted on the socket

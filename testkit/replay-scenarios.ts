@@ -3,7 +3,13 @@ import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { startAgentRun } from '../client/start-run';
 import type { AgentInput } from '../shared/agent';
-import { approveToolCallUpdate, childWorkflowId, stateQuery, userMessageSignal } from '../shared/agent';
+import {
+  answerQuestionUpdate,
+  approveToolCallUpdate,
+  childWorkflowId,
+  stateQuery,
+  userMessageSignal,
+} from '../shared/agent';
 import { inboxWorkflowId, markReadSignal, notifySignal } from '../shared/notifications/messages';
 import type { WorkerConfig } from '../workers/config';
 import { emailConfig } from './mail';
@@ -109,6 +115,21 @@ export const SCENARIOS: Scenario[] = [
       await handle.result();
       return [id];
     },
+  },
+  {
+    // Started by a plain client (no memo, no search attributes) on a namespace that has the agent's
+    // search attributes: the run sets its memo and search attributes itself (SELF_DESCRIBED_RUN_PATCH).
+    name: 'self-described',
+    run: (client, tq, id) =>
+      agent(client, tq, id, {
+        task: 'a run started by a plain client',
+        tools: ['calculator'],
+        model: {
+          provider: 'scripted',
+          turns: [callTurn(['calculator', { expression: '6*7' }, 'c']), answerTurn('{{result:c}}')],
+        },
+        notify: { user: 'replay' },
+      }),
   },
   {
     // The fast path: model calls and quick tools as local activities, the wait a regular one.
@@ -448,6 +469,57 @@ export const SCENARIOS: Scenario[] = [
         args: [{ toolCallId: 'no', approve: false, reason: 'not needed' }],
       });
       await handle.result(); // 'late' times out after 2 s
+      return [id];
+    },
+  },
+  {
+    // ask_user (a choice answered, a question that times out into its default) and a client tool's
+    // call, under a wall-clock budget that stands still while they wait.
+    name: 'questions',
+    async run(client, tq, id) {
+      const handle = await client.workflow.start('agentWorkflow', {
+        taskQueue: tq,
+        workflowId: id,
+        args: [
+          {
+            task: 'questions',
+            tools: ['ask_user'],
+            clientTools: {
+              read_document: {
+                description: 'Reads the open document',
+                output: { type: 'object', properties: { title: { type: 'string' } }, required: ['title'] },
+              },
+            },
+            policy: { maxWallClock: '1 hour' },
+            model: {
+              provider: 'scripted',
+              turns: [
+                callTurn(
+                  ['ask_user', { question: 'Which city?', schema: { enum: ['Lisbon', 'Porto'] } }, 'city'],
+                  ['read_document', {}, 'doc'],
+                ),
+                callTurn(['ask_user', { question: 'Seats?', timeout_seconds: 2, default: '2' }, 'seats']),
+                answerTurn('{{result:city}} {{result:doc}} {{result:seats}}'),
+              ],
+            },
+          } satisfies AgentInput,
+        ],
+      });
+      await until(
+        async () => ((await handle.query(stateQuery)).questions ?? []).length === 2,
+        'two questions',
+      );
+      // Refused by the validator: it leaves no trace in history.
+      await handle
+        .executeUpdate(answerQuestionUpdate, { args: [{ toolCallId: 'city', answer: 'Faro' }] })
+        .catch(() => undefined);
+      await handle.executeUpdate(answerQuestionUpdate, {
+        args: [{ toolCallId: 'city', answer: 'Porto', by: 'web' }],
+      });
+      await handle.executeUpdate(answerQuestionUpdate, {
+        args: [{ toolCallId: 'doc', answer: { title: 'Plan' }, by: 'client' }],
+      });
+      await handle.result(); // 'seats' takes its default after 2 s
       return [id];
     },
   },

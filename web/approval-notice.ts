@@ -4,6 +4,7 @@
  * call is answered) and show the deadline in the viewer's local time instead of as UTC.
  */
 import { APPROVAL_NOTICE_ATTRS, APPROVAL_NOTICE_CLASS, runPagePath } from '../shared/approval-notice';
+import { NOTICE_KIND_ATTR, QUESTION_GROUP, questionFormPath } from '../shared/question-notice';
 import { h, timeEl } from './dom';
 import { sanitizedFragment } from './sanitize';
 import type { Notification } from './types';
@@ -14,13 +15,16 @@ export interface ApprovalNotice {
   toolCall: string;
   /** The deadline (ISO 8601), when the notice gives a valid one. */
   deadline: string | null;
-  /** Whether the call still waits for a decision. */
+  /** Whether the call still waits for a decision (or an answer). */
   waiting: boolean;
+  /** A question (`ask_user`) rather than an approval: its link opens the form that answers it. */
+  question: boolean;
 }
 
 /** The approval notice `n` carries, or null for any other notification. */
 export function readApprovalNotice(n: Notification): ApprovalNotice | null {
-  if (n.group !== 'approvals' || !n.detail.includes(APPROVAL_NOTICE_CLASS)) return null;
+  if ((n.group !== 'approvals' && n.group !== QUESTION_GROUP) || !n.detail.includes(APPROVAL_NOTICE_CLASS))
+    return null;
   const el = sanitizedFragment(n.detail).querySelector(`.${APPROVAL_NOTICE_CLASS}`);
   const run = el?.getAttribute(APPROVAL_NOTICE_ATTRS.run);
   if (!el || !run) return null;
@@ -30,6 +34,7 @@ export function readApprovalNotice(n: Notification): ApprovalNotice | null {
     toolCall: el.getAttribute(APPROVAL_NOTICE_ATTRS.toolCall) ?? '',
     deadline: deadline && !Number.isNaN(Date.parse(deadline)) ? deadline : null,
     waiting: el.getAttribute(APPROVAL_NOTICE_ATTRS.state) === 'waiting',
+    question: el.getAttribute(NOTICE_KIND_ATTR) === 'question',
   };
 }
 
@@ -48,9 +53,17 @@ export function noticeLinks(notice: ApprovalNotice): HTMLElement {
     { class: 'notice-run' },
     'Run ',
     h('a', { href }, notice.run),
-    notice.toolCall ? ', call ' : null,
+    notice.toolCall ? (notice.question ? ', question ' : ', call ') : null,
     notice.toolCall ? h('code', {}, notice.toolCall) : null,
     notice.waiting ? ' · ' : null,
-    notice.waiting ? h('a', { href, class: 'answer' }, 'Answer on the run page') : null,
+    notice.waiting
+      ? notice.question
+        ? h(
+            'a',
+            { href: questionFormPath(notice.run, notice.toolCall), class: 'answer' },
+            'Answer in the form',
+          )
+        : h('a', { href, class: 'answer' }, 'Answer on the run page')
+      : null,
   );
 }

@@ -295,6 +295,20 @@ function userPicker(root: HTMLElement): void {
     const user = input.value.trim();
     if (user) location.assign(`/inbox/${encodeURIComponent(user)}`);
   });
-  root.append(form);
+  const known = h('nav', { class: 'inboxes', 'aria-label': 'Inboxes', hidden: true });
+  root.append(form, known);
   input.focus();
+  // The inboxes that exist, so a newcomer need not guess a name; the form still opens any other.
+  void api<{ users: string[]; more: boolean }>('GET', '/api/inboxes')
+    .then(({ users, more }) => {
+      if (users.length === 0) return;
+      known.append(
+        h('h2', {}, 'Inboxes'),
+        h('ul', {}, ...users.map((u) => h('li', {}, h('a', { href: `/inbox/${encodeURIComponent(u)}` }, u)))),
+        ...(more ? [h('p', { class: 'muted' }, 'The newest are listed; type a name to open another.')] : []),
+      );
+      known.hidden = false;
+    })
+    // Without the list the form still opens any inbox: nothing is lost by not showing it.
+    .catch(() => undefined);
 }

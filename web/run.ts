@@ -4,6 +4,7 @@
  * the final answer with its citations as links.
  */
 import { approvalCard } from './approval-card';
+import { focusLinkedQuestion, questionCard } from './question-form';
 import { append, appRoot, h, json, timeEl } from './dom';
 import { ApiError, api } from './http';
 import { runPagePath } from '../shared/approval-notice';
@@ -12,6 +13,7 @@ import { follow } from './sse';
 import type {
   AgentEvent,
   PendingApproval,
+  PendingQuestion,
   RunAnswer,
   RunDetail,
   TranscriptEntry,
@@ -57,6 +59,7 @@ export function startRun(runId: string): void {
   const stateEl = h('dl', { class: 'state', id: 'run-state' });
   const problem = h('p', { class: 'error', role: 'alert', hidden: true });
   const approvalsEl = h('div', { id: 'approvals' });
+  const questionsEl = h('div', { id: 'questions' });
   const eventsEl = h('ol', {
     id: 'events',
     class: 'events',
@@ -77,6 +80,12 @@ export function startRun(runId: string): void {
   root.append(problem, content);
   content.append(
     h('section', { 'aria-labelledby': 'h-state' }, h('h2', { id: 'h-state' }, 'State'), stateEl),
+    h(
+      'section',
+      { 'aria-labelledby': 'h-questions', id: 'questions-section', hidden: true },
+      h('h2', { id: 'h-questions' }, 'Waiting for your answer'),
+      questionsEl,
+    ),
     h(
       'section',
       { 'aria-labelledby': 'h-approvals' },
@@ -102,7 +111,11 @@ export function startRun(runId: string): void {
   let eventSeq = 0;
   let lastStep = -1;
   let lastStatus = '';
-  let approvalKeys = '';
+  /** The calls the approvals section shows; null until it is first drawn (an empty list draws too). */
+  let approvalKeys: string | null = null;
+  let questionKeys: string | null = null;
+  /** Whether the form a link opened (`#question-…`) was focused yet. */
+  let linkedFocused = false;
   let finished = false;
 
   const showProblem = (text: string | null) => {
@@ -178,6 +191,17 @@ export function startRun(runId: string): void {
     );
   }
 
+  function renderQuestions(list: PendingQuestion[]): void {
+    const keys = list.map((q) => q.toolCallId).join('\n');
+    // Forms keep what someone is typing: they are only rebuilt when the set of calls changes.
+    if (keys === questionKeys) return;
+    questionKeys = keys;
+    const section = document.getElementById('questions-section');
+    if (section) section.hidden = list.length === 0;
+    questionsEl.replaceChildren(...list.map((q) => questionCard(runId, q, () => void poll())));
+    if (!linkedFocused) linkedFocused = focusLinkedQuestion(questionsEl);
+  }
+
   function eventEl(e: AgentEvent): HTMLLIElement {
     const what = [
       e.tool,
@@ -236,7 +260,7 @@ export function startRun(runId: string): void {
       // A structured answer is shown as the JSON it parsed to, indented.
       a.output !== undefined
         ? h('pre', { class: 'answer-text answer-output' }, JSON.stringify(a.output, null, 2))
-        : h('pre', { class: 'answer-text' }, a.body ?? a.answer),
+        : h('div', { class: 'answer-text' }, a.body ?? a.answer),
     );
     append(
       answerEl,
@@ -253,7 +277,8 @@ export function startRun(runId: string): void {
                   ? h('a', { href, target: '_blank', rel: 'noopener noreferrer' }, c.title || c.location)
                   : c.title,
                 ' ',
-                h('span', { class: 'muted' }, c.location),
+                // A knowledge-base file by its path in the knowledge base, not the server's folders.
+                h('span', { class: 'muted location' }, c.filename ?? c.location),
               );
             }),
           )
@@ -271,6 +296,7 @@ export function startRun(runId: string): void {
       content.hidden = false;
       renderState(d);
       renderApprovals(d.state.approvals ?? []);
+      renderQuestions(d.state.questions ?? []);
       const events = await api<{ events: AgentEvent[] }>('GET', `${path}/events?since=${eventSeq}`);
       for (const e of events.events) {
         if (e.seq <= eventSeq) continue;

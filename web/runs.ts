@@ -7,7 +7,15 @@ import { api } from './http';
 import { schedulesSection } from './schedules';
 import type { RunSummary } from './types';
 
-const STATUSES = ['running', 'waiting_for_approval', 'completed', 'stopped', 'failed', 'cancelled'];
+const STATUSES = [
+  'running',
+  'waiting_for_approval',
+  'waiting_for_input',
+  'completed',
+  'stopped',
+  'failed',
+  'cancelled',
+];
 const REFRESH_MS = 3_000;
 
 /** Starts the runs page. */
@@ -67,7 +75,7 @@ export function startRuns(): void {
             { 'data-run': r.workflowId },
             h(
               'td',
-              { 'data-label': 'Run' },
+              { 'data-label': 'Run', class: 'run-id' },
               h('a', { href: `/runs/${encodeURIComponent(r.workflowId)}` }, r.workflowId),
             ),
             h(

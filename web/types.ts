@@ -3,6 +3,7 @@
 export type {
   AgentEvent,
   PendingApproval,
+  PendingQuestion,
   RetryingActivityView,
   RunSummary,
   ScheduleSummary,

@@ -8,7 +8,7 @@ import { DEFAULT_LOCAL_WEIGHTS, LOCAL_WEIGHTS } from '../activities/model/local/
 import { SearchConfigSchema } from '../activities/search/config';
 import { DatabasesConfigSchema } from '../activities/sql/config';
 import { McpConfigSchema } from '../activities/mcp/config';
-import { PROJECT_ROOT } from '../shared/project-root';
+import { DATA_ROOT, PROJECT_ROOT } from '../shared/project-root';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues';
 import { DEFAULT_CONTENT_GC_EVERY_MS } from '../shared/content-gc';
 import { MIN_INTERVAL_MS, durationMs } from '../shared/schedule-spec';
@@ -73,6 +73,8 @@ export const WORKER_ENV = {
     "Worker Versioning: this build's id, e.g. its git commit (with DURABLE_AGENT_DEPLOYMENT_NAME)",
   DURABLE_AGENT_WORKFLOW_BUNDLE:
     'A prebuilt workflow bundle (a .js file of bundleWorkflowCode) to load instead of bundling workflows/ at start; not with tracing, payload encryption or Worker Versioning on',
+  DURABLE_AGENT_TOOLS_MODULE:
+    'A module (.ts or .js) exporting tools of your own made with defineTool; the worker registers them (as `worker --tools-module`)',
 } as const;
 
 /**
@@ -124,7 +126,7 @@ const EnvSchema = z.object({
   ANTHROPIC_API_KEY: optionalString,
   ANTHROPIC_BASE_URL: z.url({ message: 'must be a URL such as https://api.anthropic.com' }).optional(),
   DURABLE_AGENT_LOCAL_MODEL: z.string().trim().min(1).optional(),
-  DURABLE_AGENT_MODELS_DIR: z.string().trim().min(1).default(path.join(PROJECT_ROOT, 'models')),
+  DURABLE_AGENT_MODELS_DIR: z.string().trim().min(1).default(path.join(DATA_ROOT, 'models')),
   DURABLE_AGENT_LOCAL_THREADS: z.coerce
     .number({ message: 'must be a whole number of threads, e.g. 2' })
     .int({ message: 'must be a whole number of threads, e.g. 2' })
@@ -165,6 +167,7 @@ const EnvSchema = z.object({
     .optional(),
   DURABLE_AGENT_STREAM: z.string().trim().optional(),
   DURABLE_AGENT_WORKFLOW_BUNDLE: optionalString,
+  DURABLE_AGENT_TOOLS_MODULE: optionalString,
   DURABLE_AGENT_DEPLOYMENT_NAME: optionalString,
   DURABLE_AGENT_BUILD_ID: optionalString,
 });
@@ -214,6 +217,8 @@ export const LOCAL_SEQUENCES = 2;
 export interface WorkerConfig extends ActivitiesConfig {
   /** A prebuilt workflow bundle file, loaded instead of bundling workflows/ at start. */
   workflowBundle?: string;
+  /** A module exporting tools of the user's own, which `durable-agent worker` registers. */
+  toolsModule?: string;
   logLevel: 'TRACE' | 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   logFormat: 'text' | 'json';
   maxConcurrentActivities: number;
@@ -296,14 +301,14 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   try {
     contentStore = parseContentStoreSetting(
       e.DURABLE_AGENT_CONTENT_STORE,
-      path.join(PROJECT_ROOT, '.data', 'content'),
+      path.join(DATA_ROOT, '.data', 'content'),
     );
   } catch (err) {
     throw new ConfigError(`Invalid worker configuration: ${(err as Error).message}`);
   }
   let stream: StreamConfig;
   try {
-    stream = parseStreamSetting(e.DURABLE_AGENT_STREAM, path.join(PROJECT_ROOT, '.data', 'streams'));
+    stream = parseStreamSetting(e.DURABLE_AGENT_STREAM, path.join(DATA_ROOT, '.data', 'streams'));
   } catch (err) {
     throw new ConfigError(`Invalid worker configuration: ${(err as Error).message}`);
   }
@@ -337,6 +342,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     ...(e.DURABLE_AGENT_WORKFLOW_BUNDLE
       ? { workflowBundle: path.resolve(e.DURABLE_AGENT_WORKFLOW_BUNDLE) }
       : {}),
+    ...(e.DURABLE_AGENT_TOOLS_MODULE ? { toolsModule: path.resolve(e.DURABLE_AGENT_TOOLS_MODULE) } : {}),
     scriptsDir: path.resolve(e.DURABLE_AGENT_SCRIPTS_DIR),
     logLevel: e.DURABLE_AGENT_LOG_LEVEL,
     logFormat: e.DURABLE_AGENT_LOG_FORMAT,

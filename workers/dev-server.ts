@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { Connection } from '@temporalio/client';
 import { AGENT_SEARCH_ATTRIBUTES } from '../shared/search-attributes';
-import { PROJECT_ROOT } from '../shared/project-root';
+import { DATA_ROOT } from '../shared/project-root';
 import { temporalBinary } from './binaries';
 import { retryInterceptor } from './grpc-retry';
 
@@ -69,7 +69,7 @@ function dynamicConfigArgs(extra: Readonly<Record<string, string | number | bool
 
 function resolved(opts: DevServerOptions): Required<Omit<DevServerOptions, 'dynamicConfig'>> {
   return {
-    dataDir: path.resolve(opts.dataDir ?? path.join(PROJECT_ROOT, '.data', 'temporal')),
+    dataDir: path.resolve(opts.dataDir ?? path.join(DATA_ROOT, '.data', 'temporal')),
     ip: opts.ip ?? '127.0.0.1',
     port: opts.port ?? 7233,
     uiPort: opts.uiPort ?? (opts.port ?? 7233) + 1000,

@@ -18,6 +18,7 @@ import { installRuntime, servesMetrics } from './observability/runtime';
 import { startTracing } from './observability/start-tracing';
 import { createAgentWorker } from './worker';
 import { ensureContentGcSchedule } from './content-gc-schedule';
+import { loadToolsModule } from './tools-module';
 
 export { installLogging } from './observability/runtime';
 
@@ -65,6 +66,8 @@ export function runWorker(opts: {
   let stopRequested = false;
   let shutdown: (() => void) | undefined;
   const done = (async () => {
+    // Loaded first: a module that fails or exports no tools stops the worker before it connects.
+    const tools = opts.config.toolsModule ? loadToolsModule(opts.config.toolsModule) : [];
     const roles = await checkConnectionRoles(opts.config.databases);
     if (roles.refused.length > 0) throw new ConfigError(roles.refused.join('\n'));
     if (roles.unchecked.length > 0) {
@@ -91,6 +94,7 @@ export function runWorker(opts: {
         connection,
         namespace: opts.target.namespace,
         config: opts.config,
+        ...(tools.length ? { tools } : {}),
         deliver: opts.deliveryFor(client, opts.config.taskQueue),
         tracing,
         metrics,
@@ -101,10 +105,8 @@ export function runWorker(opts: {
           ? { workflowBundle: { codePath: opts.config.workflowBundle } }
           : {}),
       });
-      shutdown = () => worker.shutdown();
-      if (stopRequested) return;
       const gc = opts.config.contentGc;
-      if (gc.everyMs !== null) {
+      if (gc.everyMs !== null && !stopRequested) {
         // Not fatal: a role that may not create schedules still runs agents (and collects when fired).
         await ensureContentGcSchedule(client, {
           taskQueue: opts.config.taskQueue,
@@ -116,7 +118,7 @@ export function runWorker(opts: {
           ),
         );
       }
-      if (opts.installSignalHandlers !== false) {
+      if (opts.installSignalHandlers !== false && !stopRequested) {
         console.error(
           `Worker polling task queue "${opts.config.taskQueue}" on ${opts.target.connectionOptions.address} ` +
             `(namespace ${opts.target.namespace}); Ctrl-C to stop`,
@@ -141,7 +143,14 @@ export function runWorker(opts: {
         }
         if (metrics) console.error(`Metrics on: http://${opts.config.metrics.address}/metrics (Prometheus)`);
       }
-      await worker.run();
+      // A created worker holds its connection until it has run: one stopped before it polled (the
+      // demo's, when another worker finished the job first) still runs, and shuts down at once.
+      const running = worker.run();
+      shutdown = () => {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+      };
+      if (stopRequested) shutdown();
+      await running;
     } finally {
       stopGauge?.();
       closeEmailConnections();

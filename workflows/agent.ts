@@ -13,7 +13,6 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import {
-  AgentInputSchema,
   citationsQuery,
   eventsQuery,
   stateQuery,
@@ -35,7 +34,8 @@ import type {
 import type { ReservableBudgets } from '../shared/agent/sub-agents';
 import { isAgentRef } from '../shared/agent/sub-agents';
 import type { CarriedState, CarriedTurn } from './agent/carried-state';
-import { SIZE_BUDGETS, formatBytes, jsonBytes, overBudgetMessage } from '../shared/temporal-limits';
+import { SIZE_BUDGETS, formatBytes } from '../shared/temporal-limits';
+import { checkAgentInput } from '../shared/agent/check-input';
 import type { ApprovalPolicy } from '../shared/approvals';
 import { mergeApprovalPolicies, serverNamesOfToolsEnabledOneByOne } from '../shared/approvals';
 import type { RunLimitName } from '../shared/run-limits';
@@ -44,7 +44,6 @@ import { addUsage } from '../shared/conversation';
 import { inboxWorkflowId } from '../shared/notifications/messages';
 import type { ValidNotificationInput } from '../shared/notifications/schema';
 import { DEFAULT_SYSTEM_PROMPT } from '../prompts/system';
-import { formatZodIssues } from '../shared/tools/define';
 import { callModel, callModelLocally, deliverNotification, runDefaults } from './agent/activities';
 import { RunLimitEnforcer } from './agent/run-limit-enforcer';
 import { fitCarriedState } from './agent/carry';
@@ -52,10 +51,14 @@ import { RunCitations } from './agent/citations';
 import { ConversationLog } from './agent/conversation';
 import { EventLog } from './agent/events';
 import { modelCallFailure } from './agent/model-call';
-import { SearchAttributePublisher } from './agent/search-attributes';
+import type { RunAttributes } from './agent/search-attributes';
+import { SearchAttributePublisher, runMemo } from './agent/search-attributes';
+import { modelAttribute } from '../shared/search-attributes';
 import { McpToolbox } from './agent/mcp';
+import { OwnToolbox } from './agent/own-tools';
 import { isMcpRef } from '../shared/tools/mcp';
 import { startingPrompts } from './agent/mcp-prompts';
+import { isOwnToolName } from '../shared/tools/own';
 import { ToolRunner } from './agent/tools';
 import { UserMessages } from './agent/user-messages';
 import { StructuredOutput } from './agent/structured-output';
@@ -108,20 +111,15 @@ function invalidInput(message: string): ApplicationFailure {
  * second argument.
  */
 export async function agentWorkflow(rawInput: AgentInput, carried?: CarriedState): Promise<AgentResult> {
-  const parsed = AgentInputSchema.safeParse(rawInput);
-  if (!parsed.success) throw invalidInput(`Invalid agent input: ${formatZodIssues(parsed.error)}`);
-  const bytes = jsonBytes(rawInput);
-  if (bytes > SIZE_BUDGETS.agentInputBytes) {
-    throw invalidInput(
-      `Invalid agent input: ${overBudgetMessage('the input', bytes, SIZE_BUDGETS.agentInputBytes)}`,
-    );
-  }
-  const { policy, tools } = parsed.data;
+  // The check every door that starts runs makes, in the same order and words.
+  const checked = checkAgentInput(rawInput);
+  if (!checked.ok) throw invalidInput(checked.message);
+  const { policy, tools } = checked.parsed;
   const servers = serverNamesOfToolsEnabledOneByOne(policy.approvals, policy.requireApproval, tools);
   if (servers.length > 0 && !patched(MCP_SERVER_POLICY_NAMES_PATCH)) {
-    throw invalidInput(`Invalid agent input: policy names ${servers.join(', ')}, not enabled for this run`);
+    throw invalidInput(`Invalid run: policy names ${servers.join(', ')}, not enabled for this run`);
   }
-  const run = new AgentRun(parsed.data, carried);
+  const run = new AgentRun(checked.parsed, carried);
   run.registerHandlers();
   return run.execute(rawInput, carried?.turn);
 }
@@ -135,6 +133,7 @@ class AgentRun {
   private readonly events: EventLog;
   private readonly tools: ToolRunner;
   private readonly mcp: McpToolbox;
+  private readonly own: OwnToolbox;
   private readonly notifications: NotificationBox;
   private step: number;
   private usage: CarriedState['usage'];
@@ -161,7 +160,7 @@ class AgentRun {
   private readonly metrics = new RunMetrics();
   /** Which steps run as local activities ('never' for runs recorded before LOCAL_ACTIVITIES_PATCH). */
   private readonly localActivities: ParsedAgentInput['policy']['localActivities'];
-  /** The built-in tools the model is offered: the run's tools less its `mcp:` references (the same list when it has none). */
+  /** The built-in tools the model is offered: the run's tools less its `mcp:`/`agent:` references and own tools (the same list when it has none). */
   private readonly builtInTools: string[];
   /** The sub-agents the run offers (none without `agents`). */
   private readonly agents: SubAgents;
@@ -207,11 +206,13 @@ class AgentRun {
       this.policies,
       carried?.budget,
     );
-    this.builtInTools = input.tools.some((t) => isMcpRef(t) || isAgentRef(t))
-      ? input.tools.filter((t) => !isMcpRef(t) && !isAgentRef(t))
+    const notBuiltIn = (t: string) => isMcpRef(t) || isAgentRef(t) || isOwnToolName(t);
+    this.builtInTools = input.tools.some(notBuiltIn)
+      ? input.tools.filter((t) => !notBuiltIn(t))
       : input.tools;
     this.output = StructuredOutput.of(input.output, input.policy.outputRepairs, carried?.outputRepairs);
     this.mcp = new McpToolbox({ input, emit: (e) => this.emit(e) }, carried?.mcp);
+    this.own = new OwnToolbox(input, carried?.own);
     this.agents = new SubAgents(
       {
         input,
@@ -230,6 +231,7 @@ class AgentRun {
     this.tools = new ToolRunner({
       input,
       mcp: this.mcp,
+      own: this.own,
       agents: this.agents,
       localTools: this.localActivities !== 'never',
       emit: (e) => this.emit(e),
@@ -239,7 +241,13 @@ class AgentRun {
       setLastError: (message) => {
         this.lastError = message;
       },
-      approvalsChanged: () => this.approvalsChanged(),
+      approvalsChanged: () => this.waitsChanged(),
+      questionsChanged: () => {
+        this.runLimits.pauseWallClock(
+          this.tools.waitingForInput() && this.input.policy.wallClockCountsQuestions !== true,
+        );
+        this.waitsChanged();
+      },
       metrics: this.metrics,
       raise: (n) => this.raise(n),
       cite: (def, args, result) => this.citations.cite(def, args, result),
@@ -278,12 +286,20 @@ class AgentRun {
         // Sub-agents of the worker's config that the run names (`agent:<name>`); none for other runs.
         if (this.agents.needsWorkerAgents) this.agents.useWorkerAgents(this.defaults.agents);
       }
+      // A run started by someone else's code (a plain client, a child of their workflow) lists like any.
+      this.attributes.describeSelf(
+        this.attributeValues(),
+        runMemo(this.input),
+        this.defaults?.searchAttributes === true,
+      );
       // Only runs that start from MCP prompts await here, so every other run issues the commands it always did.
       if (this.fresh && (this.input.prompts?.system || this.input.prompts?.task)) {
         const { system, task } = await startingPrompts(this.input);
         this.conversation = ConversationLog.start(system ?? DEFAULT_SYSTEM_PROMPT, task);
       }
       if (this.mcp.needsDiscovery()) await this.mcp.discover();
+      // Only runs that name own tools ask the worker about them: other runs issue the commands they always did.
+      if (this.own.needsDiscovery()) await this.own.discover();
       if (carriedTurn && !(await this.finishTurn(carriedTurn)))
         return await this.continueAsNew(rawInput, carriedTurn);
       for (;;) {
@@ -422,7 +438,9 @@ class AgentRun {
         model: this.input.model,
         tools: summaryOnly ? [] : this.builtInTools,
         ...(summaryOnly ? {} : this.mcp.modelTools()),
+        ...(summaryOnly ? {} : this.own.modelTools()),
         ...(summaryOnly || !this.agents.enabled ? {} : { agentTools: this.agents.modelTools() }),
+        ...(summaryOnly || !this.input.clientTools ? {} : { clientTools: this.tools.clientToolSpecs() }),
         step: this.step,
         ...this.conversation.modelInput(),
         window: {
@@ -456,9 +474,12 @@ class AgentRun {
     return { content: out.content, turn: { step: this.step, calls: toolCalls.map((call) => ({ call })) } };
   }
 
-  private approvalsChanged(): void {
+  /** Calls started or stopped waiting for a person (approvals, questions) or a client's result. */
+  private waitsChanged(): void {
     if (this.tools.waitingForApproval()) this.status = 'waiting_for_approval';
-    else if (this.status === 'waiting_for_approval') this.status = 'running';
+    else if (this.tools.waitingForInput()) this.status = 'waiting_for_input';
+    else if (this.status === 'waiting_for_approval' || this.status === 'waiting_for_input')
+      this.status = 'running';
     this.publishSearchAttributes();
     this.reportToParent();
   }
@@ -560,12 +581,16 @@ class AgentRun {
   }
 
   private publishSearchAttributes(): void {
-    this.attributes.publish({
+    this.attributes.publish(this.attributeValues());
+  }
+
+  private attributeValues(): RunAttributes {
+    return {
       status: this.status,
       step: this.step,
-      model: this.input.model,
+      model: modelAttribute(this.input.model, this.defaults?.localModel),
       lastTool: this.events.latest('tool_started')?.tool,
-    });
+    };
   }
 
   /**
@@ -592,12 +617,13 @@ class AgentRun {
       citations: this.citations.state,
       ...(this.policies
         ? {
-            budget: this.runLimits.state,
+            budget: this.runLimits.carried(),
             untrusted: this.untrusted,
             ...(this.defaults ? { defaults: this.defaults } : {}),
           }
         : {}),
       ...(this.mcp.carry() ? { mcp: this.mcp.carry() } : {}),
+      ...(this.own.carry() ? { own: this.own.carry() } : {}),
       ...(this.output ? { outputRepairs: this.output.repairs } : {}),
       ...(this.agents.carry() ? { agents: this.agents.carry() } : {}),
     });
@@ -606,6 +632,7 @@ class AgentRun {
       () => this.events.trim(SIZE_BUDGETS.carriedEventsBytes / 8),
       () => this.citations.shrink(SIZE_BUDGETS.citationsBytes / 4),
       () => this.mcp.forget(),
+      () => this.own.forget(),
     ];
     return fitCarriedState(rawInput, build, shrinks);
   }
@@ -620,6 +647,7 @@ class AgentRun {
       ...(this.policies
         ? {
             approvals: this.tools.pendingApprovals(),
+            ...(this.tools.waitingForInput() ? { questions: this.tools.pendingQuestions() } : {}),
             budgets: this.runLimits.use(),
             costUsd: this.runLimits.costUsd(),
             untrusted: this.untrusted,

@@ -11,8 +11,8 @@ import { collectContent } from './gc';
 export interface ContentGcDeps {
   store: ContentStore;
   liveness: RunLiveness;
-  /** The worker's namespace. */
-  namespace: string;
+  /** The worker's namespace; the activity's own when absent. */
+  namespace?: string;
   /** Told of every collection that finished (metrics). */
   onCollected?: (report: ContentGcReport) => void;
 }
@@ -36,7 +36,7 @@ export function createContentGcActivities(deps: ContentGcDeps): ContentGcActivit
         {
           store,
           liveness: deps.liveness,
-          namespace: deps.namespace,
+          namespace: deps.namespace ?? ctx.info.namespace,
           progress: (what) => ctx.heartbeat(what),
         },
         input,

@@ -63,12 +63,19 @@ export function modelToolSpecs(names: string[]): ModelToolSpec[] {
   });
 }
 
-/** The MCP tools a run offers, from the specs discovery stored (read once per worker, then cached by the store). */
-async function mcpToolSpecs(store: ContentStore, ref: ContentRef | undefined): Promise<ModelToolSpec[]> {
+/**
+ * The MCP or own tools a run offers, from the specs their discovery stored (read once per worker,
+ * then cached by the store).
+ */
+async function storedToolSpecs(
+  store: ContentStore,
+  ref: ContentRef | undefined,
+  kind: 'MCP' | 'own',
+): Promise<ModelToolSpec[]> {
   if (!ref) return [];
   const specs = await store.get(ref);
   if (!Array.isArray(specs))
-    throw notConfigured(`The MCP tool specs ${ref} in the content store are not a list`);
+    throw notConfigured(`The ${kind} tool specs ${ref} in the content store are not a list`);
   return specs as ModelToolSpec[];
 }
 
@@ -146,8 +153,10 @@ export interface ModelRequest {
 export async function prepareModelRequest(store: ContentStore, input: CallModelInput): Promise<ModelRequest> {
   const tools = [
     ...modelToolSpecs(input.tools),
-    ...(await mcpToolSpecs(store, input.mcpTools)),
+    ...(await storedToolSpecs(store, input.mcpTools, 'MCP')),
+    ...(await storedToolSpecs(store, input.ownTools, 'own')),
     ...(input.agentTools ?? []),
+    ...(input.clientTools ?? []),
   ];
   const { ref, node } = await appendConversation(store, input);
   const model = input.model as { maxTokens?: number };

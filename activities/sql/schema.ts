@@ -5,6 +5,7 @@ import { heartbeatEvery } from '../heartbeats';
 import { formatZodIssues } from '../../shared/tools/define';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { SqlSchemaArgs } from '../../shared/tools/sql';
+import { counted } from '../../shared/words';
 import type { ResolvedConnection, SqlConnections } from './connections';
 import type { SqlSession } from './engines/types';
 import {
@@ -325,12 +326,12 @@ export function sqlValues(values: readonly string[]): string {
 /** What the model reads: one block per table. */
 export function formatSchema(data: SqlSchemaData, missing: string[]): string {
   const lines: string[] = [
-    `Connection "${data.connection}" (${data.engine === 'mysql' ? 'MySQL/MariaDB' : 'PostgreSQL'} dialect, ${data.writable ? 'writable' : 'read-only'}): ${data.tables.length} tables.`,
+    `Connection "${data.connection}" (${data.engine === 'mysql' ? 'MySQL/MariaDB' : 'PostgreSQL'} dialect, ${data.writable ? 'writable' : 'read-only'}): ${counted(data.tables.length, 'table')}.`,
   ];
   if (data.description) lines.push(data.description);
   data.tables.forEach((t, i) => {
     if (i >= MAX_DESCRIBED_TABLES) return;
-    const rows = t.rows === null ? 'rows unknown' : `${t.rowsExact ? '' : '~'}${t.rows} rows`;
+    const rows = t.rows === null ? 'rows unknown' : `${t.rowsExact ? '' : '~'}${counted(t.rows, 'row')}`;
     lines.push('', `${t.name}${t.kind === 'view' ? ' (view)' : ''} — ${rows}`);
     for (const c of t.columns)
       lines.push(
@@ -341,7 +342,10 @@ export function formatSchema(data: SqlSchemaData, missing: string[]): string {
   });
   if (data.tables.length > MAX_DESCRIBED_TABLES) {
     const rest = data.tables.slice(MAX_DESCRIBED_TABLES).map((t) => t.name);
-    lines.push('', `${rest.length} more tables (ask for them with "tables"): ${rest.join(', ')}`);
+    lines.push(
+      '',
+      `${rest.length} more ${rest.length === 1 ? 'table' : 'tables'} (ask for them with "tables"): ${rest.join(', ')}`,
+    );
   }
   if (missing.length) lines.push('', `No such table: ${missing.join(', ')}.`);
   if (data.tables.length === 0) lines.push('No tables are visible to this connection.');

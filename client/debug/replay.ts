@@ -4,7 +4,7 @@ import type { ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporal
 import { DefaultLogger, Worker, bundleWorkflowCode } from '@temporalio/worker';
 import { globalHandlers } from '@temporalio/worker/lib/workflow/vm-shared';
 import { WORKFLOWS_PATH, WORKFLOW_BUNDLER_OPTIONS, WORKFLOW_BUNDLE_FLAVOUR } from '../../workers/worker';
-import { PROJECT_ROOT } from '../../shared/project-root';
+import { DATA_ROOT } from '../../shared/project-root';
 import { cachedBundle, storeBundle } from './bundle-cache';
 import type { History, HistoryEvent } from './history';
 import { historyWorkflowId } from './history';
@@ -34,7 +34,7 @@ export interface ReplayOutcome {
 }
 
 /** Where `replay` keeps the bundles it built (see bundle-cache.ts). */
-export const REPLAY_BUNDLE_CACHE = path.join(PROJECT_ROOT, '.data', 'replay-bundles');
+export const REPLAY_BUNDLE_CACHE = path.join(DATA_ROOT, '.data', 'replay-bundles');
 
 /**
  * The workflow bundle replays of many histories share: from the cache while every file it was built

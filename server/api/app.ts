@@ -28,6 +28,8 @@ import {
 import { authorized } from './auth';
 import { hardening } from './hardening';
 import { registerApprovalRoutes } from './approvals';
+import { registerQuestionRoutes } from './questions';
+import { registerInboxRoutes } from './inboxes';
 import type { NotificationTargetErrorCode } from '../../client/notification-client';
 import { createRateLimiter } from './rate-limit';
 import type { RateLimit } from './rate-limit';
@@ -223,6 +225,8 @@ function targetErrorResponse(c: Context, err: NotificationTargetError) {
  * - `GET /api/runs/:id/answer` → a run's answer with its citations resolved (see `runs.ts`)
  * - `GET /api/runs`, `GET /api/runs/:id[/events|/transcript]` → runs from visibility, a run's state (see `runs.ts`)
  * - `GET /api/approvals`, `POST /api/approvals/:run/:id` → what waits for approval, decisions (see `approvals.ts`)
+ * - `GET /api/questions`, `POST /api/questions/:run/:id` → what waits for input, answers (see `questions.ts`)
+ * - `GET /api/inboxes` → the users whose inbox exists (see `inboxes.ts`)
  * - `GET|POST /api/schedules`, `…/:id[/pause|/unpause|/trigger]`, `DELETE …/:id` → recurring runs (see `schedules.ts`)
  * - `POST /mcp` → the MCP server over Streamable HTTP, behind the same token (see `../mcp/http.ts`)
  * - `GET /`, `/inbox/:user`, `/runs`, `/runs/:id`, `/assets/*`, `/login` → the web UI (see `../web/pages.ts`)
@@ -416,6 +420,8 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
     heartbeatMs,
   });
   registerApprovalRoutes(app, client);
+  registerQuestionRoutes(app, client);
+  registerInboxRoutes(app, client);
   registerScheduleRoutes(app, client, taskQueue);
   if (opts.mcp !== false) {
     registerMcpRoute(app, {

@@ -23,8 +23,8 @@ export interface HardeningOptions {
 /** Methods whose request carries a body. */
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
-/** Headers an allow-listed page may send (the token and JSON bodies). */
-const CORS_HEADERS = 'Authorization, Content-Type, Last-Event-ID';
+/** Headers an allow-listed page may send (the token, JSON bodies, and what an MCP client adds on `/mcp`). */
+const CORS_HEADERS = 'Authorization, Content-Type, Last-Event-ID, Mcp-Protocol-Version, Mcp-Session-Id';
 
 /** The host name of a `Host` header (`[::1]:8787` → `::1`), or null when it is malformed. */
 function hostName(header: string): string | null {
@@ -107,15 +107,13 @@ export function hardening(opts: HardeningOptions): MiddlewareHandler {
           'allow a page with DURABLE_AGENT_API_CORS_ORIGINS',
       );
     }
-    if (allowListed) {
+    if (allowListed && c.req.method === 'OPTIONS') {
       c.header('Access-Control-Allow-Origin', origin);
       c.header('Vary', 'Origin');
-      if (c.req.method === 'OPTIONS') {
-        c.header('Access-Control-Allow-Methods', 'GET, POST, DELETE, OPTIONS');
-        c.header('Access-Control-Allow-Headers', CORS_HEADERS);
-        c.header('Access-Control-Max-Age', '600');
-        return c.body(null, 204);
-      }
+      c.header('Access-Control-Allow-Methods', 'GET, POST, DELETE, OPTIONS');
+      c.header('Access-Control-Allow-Headers', CORS_HEADERS);
+      c.header('Access-Control-Max-Age', '600');
+      return c.body(null, 204);
     }
 
     const length = c.req.header('content-length');
@@ -128,5 +126,12 @@ export function hardening(opts: HardeningOptions): MiddlewareHandler {
       }
     }
     await next();
+    // On the answer as it leaves, whatever made it: a route that returns a Response of its own
+    // (`/mcp`'s transport) never sees headers set on the context before it ran, and a page that
+    // cannot read the answer to a start it sent would never learn the run's id.
+    if (allowListed) {
+      c.res.headers.set('Access-Control-Allow-Origin', origin);
+      c.res.headers.append('Vary', 'Origin');
+    }
   };
 }

@@ -81,6 +81,7 @@ export function registerRunRoutes(app: Hono, client: Client): void {
 export const RUN_STATUSES: readonly AgentStatus[] = [
   'running',
   'waiting_for_approval',
+  'waiting_for_input',
   'completed',
   'stopped',
   'failed',

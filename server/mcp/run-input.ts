@@ -6,9 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { AgentInput } from '../../shared/agent';
-import { AgentInputSchema, DEFAULT_TOOLS, agentInputBudgetProblem } from '../../shared/agent';
+import { DEFAULT_TOOLS } from '../../shared/agent';
+import { checkAgentInput } from '../../shared/agent/check-input';
 import { runIdProblem } from '../../shared/identifiers';
-import { formatZodIssues } from '../../shared/tools/define';
 import { isMcpRef } from '../../shared/tools/mcp';
 import { TOOL_NAMES } from '../../shared/tools/registry';
 import type { ScriptedTurn } from '../../shared/model';
@@ -106,9 +106,7 @@ export async function buildRun(args: StartRunArgs, scriptsDir: string): Promise<
   } else if (needed) {
     input.tools = [...new Set([...DEFAULT_TOOLS, ...needed])];
   }
-  const parsed = AgentInputSchema.safeParse(input);
-  if (!parsed.success) return { ok: false, error: `Invalid run: ${formatZodIssues(parsed.error)}` };
-  const tooLarge = agentInputBudgetProblem(input);
-  if (tooLarge) return { ok: false, error: `Invalid run: ${tooLarge}` };
-  return { ok: true, workflowId, input: input as AgentInput };
+  const checked = checkAgentInput(input);
+  if (!checked.ok) return { ok: false, error: checked.message };
+  return { ok: true, workflowId, input: checked.input };
 }

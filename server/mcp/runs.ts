@@ -98,6 +98,7 @@ async function runStatus(ctx: RunToolsContext, id: string, since: number | undef
     maxSteps: state.maxSteps,
     usage: state.usage,
     approvals: state.approvals ?? [],
+    questions: state.questions ?? [],
     lastError: state.lastError,
     stopReason: state.stopReason,
     answer,

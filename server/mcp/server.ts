@@ -10,6 +10,7 @@ import path from 'node:path';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { Client } from '@temporalio/client';
 import { PROJECT_ROOT } from '../../shared/project-root';
+import { registerQuestionTools } from './questions';
 import { registerRunTools } from './runs';
 import { TemporalTaskStore } from './task-store';
 import { DEFAULT_MCP_TOOLS, registerBuiltInTools } from './tools';
@@ -49,7 +50,8 @@ export function createMcpServer(opts: McpServerOptions): McpServer {
     maxToolInputElements: MAX_TOOL_INPUT_ELEMENTS,
     instructions:
       'Agent runs are durable Temporal workflows: agent_start (or agent_run as a task) starts one, ' +
-      'agent_status reads it by id at any time, also after this server restarted.',
+      'agent_status reads it by id at any time, also after this server restarted. A run that asks ' +
+      '(input_required) is answered with agent_answer.',
   });
   registerBuiltInTools(
     server,
@@ -62,5 +64,6 @@ export function createMcpServer(opts: McpServerOptions): McpServer {
     scriptsDir: opts.scriptsDir ?? path.join(PROJECT_ROOT, 'examples', 'scripts'),
     store,
   });
+  registerQuestionTools(server, opts.client);
   return server;
 }

@@ -3,7 +3,8 @@
  * is kept in this process, so a client that reconnects after the server restarted (or talks to
  * another instance) finds its task where the run is; any agent run, however it was started, can be
  * read as a task. Status mapping: running → `working`, waiting for approval → `input_required`
- * (answer with `agent_approve` / `agent_reject`), completed → `completed`, failed, timed out or
+ * (answer with `agent_approve` / `agent_reject`), waiting for an answer → `input_required` (answer
+ * with `agent_answer`), completed → `completed`, failed, timed out or
  * terminated → `failed`, cancelled → `cancelled`.
  */
 import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
@@ -63,6 +64,20 @@ function approvalMessage(workflowId: string, state: AgentStateView): string {
   );
 }
 
+/** What a run waiting for answers asks, as a task's status message. */
+function questionMessage(workflowId: string, state: AgentStateView): string {
+  const waiting = (state.questions ?? [])
+    .map(
+      (q) =>
+        `${q.kind === 'question' ? JSON.stringify(q.question.slice(0, 200)) : q.tool} (toolCallId "${q.toolCallId}", until ${q.deadline})`,
+    )
+    .join(', ');
+  return (
+    `Waiting for an answer: ${waiting || 'a question'}. Answer with agent_answer ` +
+    `{ "id": "${workflowId}", "toolCallId": …, "answer": … } (or leave "answer" out to be asked)`
+  );
+}
+
 /** The task an agent run is, or null when `taskId` names no agent run. */
 export async function taskOfRun(client: Client, taskId: string): Promise<Task | null> {
   const handle = client.workflow.getHandle(taskId);
@@ -87,6 +102,9 @@ export async function taskOfRun(client: Client, taskId: string): Promise<Task | 
     const state = await client.withDeadline(Date.now() + ANSWER_TIMEOUT_MS, () => handle.query(stateQuery));
     if (state.status === 'waiting_for_approval') {
       return { ...task, status: 'input_required', statusMessage: approvalMessage(taskId, state) };
+    }
+    if (state.status === 'waiting_for_input') {
+      return { ...task, status: 'input_required', statusMessage: questionMessage(taskId, state) };
     }
     return { ...task, statusMessage: `step ${state.step} of at most ${state.maxSteps}` };
   } catch (err) {
@@ -133,7 +151,7 @@ function listedStatus(
   const payload = attributes?.[AgentStatusKey.name];
   try {
     const value = payload ? defaultPayloadConverter.fromPayload(payload) : undefined;
-    return value === 'waiting_for_approval' ? 'input_required' : 'working';
+    return value === 'waiting_for_approval' || value === 'waiting_for_input' ? 'input_required' : 'working';
   } catch {
     return 'working';
   }

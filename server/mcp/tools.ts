@@ -20,8 +20,8 @@ import { errorResult } from './results';
 
 export { DEFAULT_MCP_TOOLS };
 
-/** `notify_user` tells the user of a run; outside a run there is no one to tell. */
-const NOT_OFFERED = new Set(['notify_user']);
+/** `notify_user` tells, and `ask_user` asks, the user of a run; outside a run there is no one. */
+const NOT_OFFERED = new Set(['notify_user', 'ask_user']);
 
 /** Tools that may be offered. */
 export const OFFERABLE_TOOLS: readonly string[] = TOOL_NAMES.filter((t) => !NOT_OFFERED.has(t));

@@ -8,3 +8,4 @@ export * from './output-schema';
 export * from './views';
 export * from './messages';
 export * from './sub-agents';
+export * from './questions';

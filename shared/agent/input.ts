@@ -6,6 +6,7 @@ import { SIZE_BUDGETS, formatBytes, jsonBytes, overBudgetMessage, utf8Bytes } fr
 import { ModelChoiceSchema } from '../model';
 import { TOOL_NAMES, findTool } from '../tools/registry';
 import { isMcpRef, parseMcpPromptRef, parseMcpRef } from '../tools/mcp';
+import { OWN_TOOL_LIMITS, isOwnToolName } from '../tools/own';
 import { inboxUserProblem } from '../identifiers';
 import { ApprovalPolicySchema, approvalPolicyProblems } from '../approvals';
 import type { ApprovalPolicy } from '../approvals';
@@ -22,6 +23,7 @@ import {
   isAgentRef,
 } from './sub-agents';
 import type { ParentLink } from './sub-agents';
+import { ClientToolsSchema } from './questions';
 
 /** Largest task and system prompt; with the rest they stay under SIZE_BUDGETS.agentInputBytes. */
 export const AGENT_TEXT_BUDGETS = Object.freeze({ task: 128 * 1024, system: 64 * 1024 });
@@ -89,6 +91,14 @@ function checkToolTimeouts(timeouts: Record<string, ToolTimeouts>, ctx: z.Refine
       });
       continue;
     }
+    if (def.category === 'human') {
+      ctx.addIssue({
+        code: 'custom',
+        path: [name],
+        message: `${name} runs no activity: its wait is set by its timeout_seconds or policy.questionTimeout`,
+      });
+      continue;
+    }
     const declared = def.activity;
     if (t.heartbeatTimeout !== undefined && !declared.heartbeatsOnClock) {
       ctx.addIssue({
@@ -147,6 +157,15 @@ export const PolicySchema = schemaOnce('shared/agent#PolicySchema', () =>
         'Per-tool approval policies over the worker’s defaults (see README: Approvals and budgets)',
       ),
       approvalTimeout: DurationSchema.default('1 hour'),
+      questionTimeout: DurationSchema.optional().describe(
+        'How long a question (ask_user) or a client tool call waits for its answer unless the call says; default 1 day',
+      ),
+      wallClockCountsQuestions: z
+        .boolean()
+        .optional()
+        .describe(
+          'Whether time spent waiting for answers (ask_user, client tools) counts against maxWallClock; default false',
+        ),
       maxContextMessages: z
         .number()
         .int()
@@ -228,10 +247,10 @@ function checkToolNames(names: string[], ctx: z.RefinementCtx): void {
       // Well formed here; whether the server and tool exist is checked when the run starts.
       const ref = parseMcpRef(name);
       if (typeof ref === 'string') ctx.addIssue({ code: 'custom', message: ref });
-    } else if (!TOOL_NAMES.includes(name)) {
+    } else if (!TOOL_NAMES.includes(name) && !isOwnToolName(name)) {
       ctx.addIssue({
         code: 'custom',
-        message: `unknown tool "${name}"; known tools: ${TOOL_NAMES.join(', ')}, or mcp:<server> / mcp:<server>/<tool> for the tools of an MCP server the worker's config names`,
+        message: `unknown tool "${name.slice(0, 80)}"; known tools: ${TOOL_NAMES.join(', ')}, a tool of the worker's own (a snake_case name), or mcp:<server> / mcp:<server>/<tool> for the tools of an MCP server the worker's config names`,
       });
     }
   }
@@ -372,6 +391,9 @@ export const AgentInputSchema = schemaOnce('shared/agent#AgentInputSchema', () =
       agents: SubAgentsSchema.optional().describe(
         'Other agents the model may call as tools: each call runs as a child agent workflow',
       ),
+      clientTools: ClientToolsSchema.optional().describe(
+        'Tools whose body runs in the client: the model calls them, the call waits until a client submits its result',
+      ),
       parent: z
         .custom<ParentLink>(
           (v) =>
@@ -406,12 +428,35 @@ export const AgentInputSchema = schemaOnce('shared/agent#AgentInputSchema', () =
           path: ['prompts', 'system'],
           message: 'give the system prompt as system or as prompts.system, not both',
         });
+      const own = input.tools.filter(isOwnToolName);
+      if (own.length > OWN_TOOL_LIMITS.toolsPerRun)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tools'],
+          message: `at most ${OWN_TOOL_LIMITS.toolsPerRun} tools of the worker's own per run; this run names ${own.length}`,
+        });
+      for (const name of own) {
+        if (input.agents && name in input.agents)
+          ctx.addIssue({
+            code: 'custom',
+            path: ['tools'],
+            message: `"${name}" names both a tool and a sub-agent (agents.${name}); rename one`,
+          });
+      }
       for (const ref of input.tools.filter(isAgentRef)) {
         if (input.agents && agentRefName(ref) in input.agents)
           ctx.addIssue({
             code: 'custom',
             path: ['tools'],
             message: `"${ref}" and agents.${agentRefName(ref)} name the same sub-agent; keep one`,
+          });
+      }
+      for (const name of Object.keys(input.clientTools ?? {})) {
+        if (TOOL_NAMES.includes(name) || (input.agents && name in input.agents))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['clientTools', name],
+            message: `"${name}" is already the name of a ${TOOL_NAMES.includes(name) ? 'built-in tool' : 'sub-agent'}; give the client tool another`,
           });
       }
       const policy = input.policy;
@@ -450,4 +495,15 @@ export interface RunDefaults {
   prices?: PriceTable;
   /** Sub-agents a run may use by naming `agent:<name>` in its tools (config file `agents`). */
   agents?: Record<string, SubAgentSpec>;
+  /**
+   * What the worker knows and the run cannot see, filled in by the worker (never the config file):
+   * the file name of its local model, which a `local` run that names none uses (its `AgentModel`).
+   */
+  localModel?: string;
+  /**
+   * Filled in by the worker: whether its namespace has the agent search attributes, so that a run
+   * its starter gave none may set them itself (upserting one the namespace lacks fails the run's
+   * workflow tasks).
+   */
+  searchAttributes?: boolean;
 }

@@ -8,6 +8,7 @@ import type {
   TranscriptPage,
   TranscriptQueryArgs,
 } from './views';
+import type { QuestionAnswer, QuestionAnswered } from './questions';
 
 /** Signal: a user message for the running agent, read before its next model turn. */
 export const userMessageSignal = defineSignal<[{ text: string }]>('userMessage');
@@ -24,6 +25,12 @@ export const approveToolCallUpdate = defineUpdate<
   { toolCallId: string; approved: boolean; editedArgs?: boolean },
   [ApprovalDecision]
 >('approveToolCall');
+
+/**
+ * Update: answer a question (`ask_user`) or submit a client-side tool's result. The validator checks
+ * the answer against the call's schema before it enters history; a refusal says why.
+ */
+export const answerQuestionUpdate = defineUpdate<QuestionAnswered, [QuestionAnswer]>('answerQuestion');
 
 /** Signal: a sub-agent (child run) tells its parent what it used so far and its status. */
 export const subAgentProgressSignal = defineSignal<[SubAgentProgress]>('subAgentProgress');

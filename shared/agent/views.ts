@@ -1,11 +1,11 @@
 import type { ChatMessage, Usage } from '../conversation';
-import type { PendingApproval } from '../api-shapes';
+import type { PendingApproval, PendingQuestion } from '../api-shapes';
 import type { RunLimitName } from '../run-limits';
 import type { ParentLink, ReservableBudgets } from './sub-agents';
 
 /** Where a run is. */
 export type AgentStatus =
-  'running' | 'waiting_for_approval' | 'completed' | 'stopped' | 'failed' | 'cancelled';
+  'running' | 'waiting_for_approval' | 'waiting_for_input' | 'completed' | 'stopped' | 'failed' | 'cancelled';
 
 /** Why a run stopped. */
 export type StopReason =
@@ -24,7 +24,7 @@ export interface PendingToolCall {
   name: string;
   args: unknown;
   step: number;
-  state: 'queued' | 'awaiting_approval' | 'running';
+  state: 'queued' | 'awaiting_approval' | 'awaiting_input' | 'running';
 }
 
 export type { PendingApproval } from '../api-shapes';
@@ -46,6 +46,8 @@ export interface AgentStateView {
   pendingToolCalls: PendingToolCall[];
   /** Calls waiting for approval, with arguments and deadline. */
   approvals?: PendingApproval[];
+  /** Questions to the user and client-tool calls waiting for input (runs that have any). */
+  questions?: PendingQuestion[];
   /** Budgets set for the run and how much of each is used (cost in USD, wall-clock in ms). */
   budgets?: Partial<Record<RunLimitName, { used: number; max: number }>>;
   /** Model cost so far in US dollars, when prices are known. */

@@ -2,8 +2,12 @@ import { z } from 'zod';
 import type { Duration } from '@temporalio/common';
 import type { ContentRef } from '../content';
 
-/** What kind of work a tool does; UIs group and colour tools by it. */
-export type ToolCategory = 'utility' | 'search' | 'email' | 'database' | 'notification' | 'mcp' | 'agent';
+/**
+ * What kind of work a tool does; UIs group and colour tools by it. `human` (ask_user) and `client`
+ * (a run's client-side tools) run no activity: the workflow waits for the answer an update brings.
+ */
+export type ToolCategory =
+  'utility' | 'search' | 'email' | 'database' | 'notification' | 'mcp' | 'agent' | 'human' | 'client';
 
 /** Activity options a tool declares for its own activity type. */
 export interface ToolActivityOptions {

@@ -14,4 +14,5 @@ export const TOOL_NAMES: readonly string[] = [
   'web_search',
   'sql_schema',
   'sql_query',
+  'ask_user',
 ];

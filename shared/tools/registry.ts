@@ -7,6 +7,7 @@ import { knowledgeBaseSearchTool, webSearchTool } from './search';
 import { sqlQueryTool, sqlSchemaTool } from './sql';
 import { TOOL_NAMES } from './names';
 import { waitTool } from './wait';
+import { askUserTool } from './ask-user';
 
 export { TOOL_NAMES };
 
@@ -27,6 +28,7 @@ export const TOOL_REGISTRY: Readonly<Record<string, ToolDefinition>> = Object.fr
       webSearchTool,
       sqlSchemaTool,
       sqlQueryTool,
+      askUserTool,
     ].map((t) => [t.name, t as ToolDefinition]),
   ),
 );

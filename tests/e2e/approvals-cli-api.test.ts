@@ -96,11 +96,16 @@ test('list, refuse with the validator’s reason, reject, and say finished runs 
   expect(status.stdout).toContain(`waits for approval: s1 send_email until ${inKolkata} (`);
   const inUtc = await runCli(['approvals', id, '--json'], { ...dev.env, TZ: 'UTC' });
   expect(JSON.parse(inUtc.stdout)).toEqual([
-    expect.objectContaining({ workflowId: id, deadline, runPage: `/runs/${encodeURIComponent(id)}` }),
+    expect.objectContaining({
+      workflowId: id,
+      deadline,
+      runPage: `http://127.0.0.1:8787/runs/${encodeURIComponent(id)}`,
+    }),
   ]);
+  // Without DURABLE_AGENT_API_URL: where `durable-agent api` serves by default, a link that opens.
   const plain = await runCli(['approvals', id], { ...dev.env, TZ: 'UTC' });
   expect(plain.stdout).toContain(`until ${deadline.slice(0, 19).replace('T', ' ')} +00:00 (`);
-  expect(plain.stdout).toContain(`run page: /runs/${encodeURIComponent(id)}\n`);
+  expect(plain.stdout).toContain(`run page: http://127.0.0.1:8787/runs/${encodeURIComponent(id)}\n`);
 
   const ghost = await runCli(['approve', id, 'ghost'], dev.env);
   expect(ghost.code).toBe(1);

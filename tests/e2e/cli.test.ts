@@ -97,9 +97,15 @@ test('bad input is refused before anything starts, naming what to fix', async ()
   expect(empty.code).toBe(1);
   expect(empty.stderr).toMatch(/task: the task must not be empty/);
 
-  const tool = await runCli(['run', '--tools', 'calculator,format_disk', 'x'], dev.env);
+  const tool = await runCli(['run', '--tools', 'calculator,Format Disk', 'x'], dev.env);
   expect(tool.stderr).toMatch(
-    /unknown tool "format_disk"; known tools: get_time, calculator, wait, notify_user/,
+    /unknown tool "Format Disk"; known tools: get_time, calculator, wait, notify_user/,
+  );
+  // A well-formed name may be a tool of a worker's own: the run asks its worker, and fails at once.
+  const own = await runCli(['run', '--tools', 'calculator,format_disk', 'x'], dev.env);
+  expect(own.code).toBe(1);
+  expect(own.stderr).toMatch(
+    /unknown tool "format_disk": this worker's own tools are \(none: register tools with the plugin, or start the worker with --tools-module\); built-in tools are get_time, calculator/,
   );
 
   const model = await runCli(['run', '--model', 'gpt4', 'x'], dev.env);

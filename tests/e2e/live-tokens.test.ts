@@ -111,8 +111,27 @@ test('run types the tool calls the model writes, their arguments as they come', 
   expect(cli.stdout()).not.toContain(args);
   expect(await cli.exited).toBe(0);
   const out = cli.stdout();
-  expect(out).toContain(`[step 1] Adding up.\n[step 1] → calculator ${args}\n`);
+  expect(out).toContain(`[step 1] Adding up.\n[step 1] → calculator ${args} (sum)\n`);
   expect(out).toContain('The sum is 150.');
+}, 60_000);
+
+test('run prints each step once and in step order, though tokens come before the polled events', async () => {
+  // A quick model: each step's answer streams within milliseconds, its events are read every 250 ms.
+  const out = (await runCli(['run', '--model', 'scripted:demo', 'Plan my Tokyo trip budget'], dev.env))
+    .stdout;
+  const steps = [...out.matchAll(/^\[step (\d+)\]/gm)].map((m) => Number(m[1]));
+  expect(steps.length).toBeGreaterThan(10);
+  expect(steps).toEqual([...steps].sort((a, b) => a - b));
+  // Five tool calls, each on one line (typed as the model wrote it, not again as its start event).
+  const calls = out.split('\n').filter((l) => / → /.test(l));
+  expect(calls.map((l) => /→ (\w+)/.exec(l)?.[1])).toEqual([
+    'get_time',
+    'calculator',
+    'notify_user',
+    'calculator',
+    'notify_user',
+  ]);
+  expect(out.match(/model answered in/g)).toHaveLength(3);
 }, 60_000);
 
 test('the stream: deltas in order, then the run’s events and the end', async () => {

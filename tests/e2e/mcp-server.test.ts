@@ -268,9 +268,9 @@ describe('durable-agent mcp through inspector-cli', () => {
     const r = await inspectCall('agent_start', { task: 'x', model: 'nosuch:model' });
     expect(r.isError).toBe(true);
     expect(text(r)).toMatch(/unknown provider "nosuch"/);
-    const tools = await inspectCall('agent_start', { task: 'x', tools: '["no_such_tool"]' });
+    const tools = await inspectCall('agent_start', { task: 'x', tools: '["No Such Tool"]' });
     expect(tools.isError).toBe(true);
-    expect(text(tools)).toMatch(/unknown tool "no_such_tool"/);
+    expect(text(tools)).toMatch(/unknown tool "No Such Tool"/);
   });
 });
 

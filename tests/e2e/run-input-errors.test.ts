@@ -32,11 +32,11 @@ test('an --input file without a task says the task is missing', async () => {
 
 test('an invalid --input file prints its error and no note about the demo script', async () => {
   const out = await runCli(
-    ['run', '--input', file('invalid.json', { task: 'x', tools: ['calculatr'] })],
+    ['run', '--input', file('invalid.json', { task: 'x', tools: ['Calculatr'] })],
     env,
   );
   expect(out.code).toBe(1);
-  expect(out.stderr).toContain('tools: unknown tool "calculatr"');
+  expect(out.stderr).toContain('tools: unknown tool "Calculatr"');
   expect(out.stderr).not.toContain('note:');
 }, 60_000);
 

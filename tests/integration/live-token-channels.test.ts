@@ -127,6 +127,7 @@ describe.each([
     const run = uid('live');
     const out: string[] = [];
     const printer = liveTokenPrinter((t) => out.push(t));
+    printer.reached(1); // the run's events are at the call's step
     const got: StreamFrame[] = [];
     const follower = followLiveTokens(watcher, run, {
       onEvent: (e) => {

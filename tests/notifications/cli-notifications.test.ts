@@ -66,7 +66,9 @@ test('notify → notifications (table, --json) → mark-read → --unread → up
   );
   expect(first.stderr).toBe('');
   expect(first.code).toBe(0);
-  expect(first.stdout.trim()).toBe(`Sent notification backup to ${inbox} (no 0, 1 in the list)`);
+  expect(first.stdout.trim()).toBe(
+    `Sent notification backup to ${inbox} as #0; the list holds 1 notification`,
+  );
 
   const second = await runCli(
     ['notify', inbox, 'Disk almost full', '--type', 'warning', '--priority', '20', '--json'],
@@ -237,7 +239,7 @@ test('--watch prints new and updated notifications live, then the list replaced 
   expect((await runCli(['notify', inbox, 'already there', '--id', 'old'], dev.env)).code).toBe(0);
   const watch = startWatch([inbox]);
   try {
-    let at = await watch.waitFor(/1 notifications, 1 unread\n/);
+    let at = await watch.waitFor(/^1 notification, 1 unread\n/m);
     expect(watch.output()).toMatch(/^0\s+info\s+10\s+no\s+already there/m);
 
     expect(

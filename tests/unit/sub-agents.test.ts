@@ -53,7 +53,7 @@ describe('the agents input', () => {
     expect(problems({ a: { description: ' ' } })).toContain(
       'agents.a.description: say what the sub-agent does',
     );
-    expect(problems({ a: { description: 'x', tools: ['nope'] } })).toContain('unknown tool "nope"');
+    expect(problems({ a: { description: 'x', tools: ['No pe'] } })).toContain('unknown tool "No pe"');
     expect(problems({ a: { description: 'x', policy: { maxSteps: 0 } } })).toContain(
       'agents.a.policy.maxSteps: Too small',
     );
@@ -61,7 +61,7 @@ describe('the agents input', () => {
       'input schema must be of type "object"',
     );
     expect(
-      problems({ a: { description: 'x', agents: { b: { description: 'y', tools: ['nope'] } } } }),
+      problems({ a: { description: 'x', agents: { b: { description: 'y', tools: ['No pe'] } } } }),
     ).toContain('agents.a.agents.b.tools');
     const many = Object.fromEntries(
       Array.from({ length: SUB_AGENT_LIMITS.agents + 1 }, (_, i) => [`a${i}`, { description: 'x' }]),

@@ -16,7 +16,9 @@ test('every registered tool follows the conventions and has an activity named af
     expect(def.sign).toMatch(/^[a-z]$/);
     expect(def.description.length).toBeGreaterThan(10);
     expect(def.description_zh).toMatch(/[\u4e00-\u9fff]/);
-    expect(typeof activities[def.name]).toBe('function');
+    // ask_user has no body on any worker: the workflow waits for the answer itself.
+    if (def.category === 'human') expect(activities[def.name]).toBeUndefined();
+    else expect(typeof activities[def.name]).toBe('function');
   }
 });
 

@@ -1,12 +1,15 @@
 /**
  * The web UI's server side without a Temporal server (the pages and assets read none): the bundle
- * builds within its weight budget, pages carry a strict CSP and escape what they echo, and with a
+ * builds within its weight budget (and the guide quotes its weight truly), pages carry a strict CSP and escape what they echo, and with a
  * token a page needs a login whose cookie is HttpOnly and SameSite=Strict.
  */
+import fs from 'node:fs';
+import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { createNotificationsApp } from '../../server/api/app';
 import { MAX_PAGE_JS_GZIP_BYTES, describeWeight, webAssets } from '../../server/web/assets';
 import { escapeHtml } from '../../server/web/pages';
+import { PROJECT_ROOT } from '../../shared/project-root';
 
 const TOKEN = 'unit-web-token-0123456789';
 // The page routes never touch the client; a stand-in proves it (any use would throw).
@@ -27,6 +30,11 @@ test('the bundle builds, stays under its budget, and the weight is printed', asy
   expect(assets.js.gzipBytes).toBeLessThan(MAX_PAGE_JS_GZIP_BYTES);
   expect(assets.css.body.length).toBeGreaterThan(1000);
   expect(await webAssets()).toBe(assets); // built once per process
+  // The guide quotes the weight: within 2 KB of the real one, or it misleads.
+  const guide = fs.readFileSync(path.join(PROJECT_ROOT, 'docs', 'web-ui.md'), 'utf8');
+  const quoted = /`JavaScript (\d+\.\d) KB gzip`/.exec(guide)?.[1];
+  expect(quoted).toBeDefined();
+  expect(Math.abs(Number(quoted) * 1024 - assets.js.gzipBytes)).toBeLessThanOrEqual(2 * 1024);
 });
 
 test('pages and assets: CSP, escaping, cache headers, and bad input', async () => {

@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadWorkerConfig } from '../../workers/config';
+import { DurableAgentPlugin } from '../../workers/plugin';
 import { McpPool } from '../../activities/mcp/pool';
 import { redactSecrets, secretsOfConfig } from '../../shared/redact-secrets';
 
@@ -101,9 +102,15 @@ test('the config file’s agents become run defaults; a bad one is named; live t
   };
   fs.writeFileSync(file, JSON.stringify({ agents: { translator } }));
   expect(loadWorkerConfig({ DURABLE_AGENT_CONFIG: file }).runDefaults.agents).toEqual({ translator });
-  fs.writeFileSync(file, JSON.stringify({ agents: { translator: { ...translator, tools: ['nope'] } } }));
+  fs.writeFileSync(file, JSON.stringify({ agents: { translator: { ...translator, tools: ['No pe'] } } }));
   expect(() => loadWorkerConfig({ DURABLE_AGENT_CONFIG: file })).toThrow(
-    /agents\.translator\.tools.*unknown tool "nope"/,
+    /agents\.translator\.tools.*unknown tool "No pe"/,
+  );
+  // A well-formed name may be a tool of the worker's own: the plugin, which knows them, checks it.
+  fs.writeFileSync(file, JSON.stringify({ agents: { translator: { ...translator, tools: ['nope'] } } }));
+  const config = loadWorkerConfig({ DURABLE_AGENT_CONFIG: file });
+  expect(() => new DurableAgentPlugin({ config })).toThrow(
+    /agents\.translator\.tools: unknown tool "nope"; this worker's own tools are \(none\)/,
   );
   expect(loadWorkerConfig({}).stream).toEqual({
     kind: 'file',

@@ -88,3 +88,16 @@ test('Temporal’s own "Activity failed" line is left to the worker’s "activit
     msg: 'asset workflow-bundle.js 2.9 MiB modules by path ./ 930 KiB',
   });
 });
+
+test('an MCP server’s name is written as it is, though the running call names it (it is configuration, not private)', () => {
+  // Connected on the first call of a run's `mcp:files` tool: the call's words include "files".
+  const words = () => privateWords({ server: 'files', tool: 'read_file', path: 'plan.md' });
+  const record = logRecord(
+    entry({ message: 'MCP server connected', meta: { server: 'files', transport: 'stdio' } }),
+    'INFO',
+    words,
+  );
+  expect(textLine(record!, false)).toBe(
+    '2026-11-30T12:00:00.000Z INFO  MCP server connected server=files transport=stdio\n',
+  );
+});

@@ -237,7 +237,7 @@ test('invalid input fails the run at once with a non-retryable error naming the 
           {
             task: '',
             model: { provider: 'scripted', turns: [answerTurn('x')] },
-            tools: ['calculator', 'rm_rf'],
+            tools: ['calculator', 'Rm-Rf'],
             policy: { maxSteps: 0 },
           },
         ],
@@ -249,7 +249,7 @@ test('invalid input fails the run at once with a non-retryable error naming the 
     expect(cause.type).toBe('InvalidAgentInput');
     expect(cause.nonRetryable).toBe(true);
     expect(cause.message).toMatch(/task: the task must not be empty/);
-    expect(cause.message).toMatch(/tools: unknown tool "rm_rf"/);
+    expect(cause.message).toMatch(/tools: unknown tool "Rm-Rf"/);
     expect(cause.message).toMatch(/policy\.maxSteps/);
   });
 });

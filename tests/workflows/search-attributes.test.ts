@@ -3,7 +3,8 @@
  * the CLI starts them: a status change shows at once (with the step and tool of that moment), the
  * step and last tool otherwise every STEP_ATTRIBUTE_EVERY_STEPS steps (or STEP_ATTRIBUTE_EVERY_MS
  * of workflow time), and the end of a run exactly. Each upsert is a history event and a visibility
- * write on the server.
+ * write on the server. A run started without them (a plain Temporal client) sets its memo and
+ * search attributes itself, once.
  */
 import { startAgentRun } from '../../client/start-run';
 import type { History } from '../../client/debug/history';
@@ -12,7 +13,11 @@ import { approveToolCallUpdate, eventsQuery, stateQuery } from '../../shared/age
 import { CONTINUE_AS_NEW_NOT_FAILED_PATCH } from '../../workflows/agent';
 import { AgentLastToolKey, AgentStatusKey, AgentStepKey } from '../../shared/search-attributes';
 import type { ScriptedTurn } from '../../shared/model';
-import { SEARCH_ATTRIBUTES_PATCH, STEP_ATTRIBUTE_EVERY_STEPS } from '../../workflows/agent/search-attributes';
+import {
+  SEARCH_ATTRIBUTES_PATCH,
+  SELF_DESCRIBED_RUN_PATCH,
+  STEP_ATTRIBUTE_EVERY_STEPS,
+} from '../../workflows/agent/search-attributes';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import { agentWorkerOn } from '../../testkit/agent-worker';
 import { uid } from '../../testkit/temporal';
@@ -150,5 +155,49 @@ test('continuing as new leaves the execution it ends as it was, not failed', asy
     expect((await first.describe()).typedSearchAttributes.get(AgentStatusKey)).not.toBe('failed');
     const log = await first.query(eventsQuery, {});
     expect(log.filter((e) => e.kind === 'error')).toEqual([]);
+  });
+}, 120_000);
+
+test('only a run whose starter gave it no memo and no attributes sets them itself, each only once', async () => {
+  const turns = [
+    ...Array.from({ length: 3 }, (_, i) => callTurn(['calculator', { expression: `${i}+1` }])),
+    answerTurn('done'),
+  ];
+  const { client } = temporal.env;
+  await withWorker(async (taskQueue) => {
+    // Started by the start function: the commands it always issued, no patch checked.
+    const ours = await startAgentRun(client, input(turns, ['calculator']), {
+      taskQueue,
+      workflowId: uid('sa-ours'),
+    });
+    await ours.result();
+    expect(markers(await ours.fetchHistory())).not.toContain(SELF_DESCRIBED_RUN_PATCH);
+
+    const workflowId = uid('sa-plain');
+    const plain = await client.workflow.start('agentWorkflow', {
+      taskQueue,
+      workflowId,
+      args: [input(turns, ['calculator'], { continueAsNewAfterSteps: 2 })],
+    });
+    expect(((await plain.result()) as AgentResult).answer).toBe('done');
+    const first = await client.workflow.getHandle(workflowId, plain.firstExecutionRunId).fetchHistory();
+    expect(markers(first)).toContain(SELF_DESCRIBED_RUN_PATCH);
+    expect(upserts(first)[0]).toEqual({ AgentStatus: 'running', AgentStep: 0, AgentModel: 'scripted' });
+    const memoEvents = (h: History) =>
+      (h.events ?? []).filter((e) => e.workflowPropertiesModifiedEventAttributes).length;
+    expect(memoEvents(first)).toBe(1);
+    // The execution it continued as keeps the search attributes (the server carries them on) and sets
+    // only its memo again (the server carries on a start's memo, not one set since).
+    const last = await plain.fetchHistory();
+    expect(last.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId).toBeTruthy();
+    expect(markers(last)).toContain(SELF_DESCRIBED_RUN_PATCH);
+    expect(memoEvents(last)).toBe(1);
+    expect(upserts(last)).toEqual([
+      { AgentStatus: 'completed', AgentStep: 4, AgentLastTool: 'calculator', AgentModel: 'scripted' },
+    ]);
+    const described = await plain.describe();
+    expect(described.memo).toEqual({ task: 'search attributes' });
+    expect(described.typedSearchAttributes.get(AgentStatusKey)).toBe('completed');
+    expect(described.typedSearchAttributes.get(AgentStepKey)).toBe(4);
   });
 }, 120_000);

@@ -333,7 +333,7 @@ describe('sub-agents', () => {
         const err = await unknown.result().catch((e: unknown) => e);
         expect(err).toBeInstanceOf(WorkflowFailedError);
         expect((err as WorkflowFailedError).cause?.message).toBe(
-          'Invalid agent input: the worker\'s config has no sub-agent "poet"; it has translator',
+          'Invalid run: the worker\'s config has no sub-agent "poet"; it has translator',
         );
       },
       { runDefaults: { agents } },

@@ -24,6 +24,10 @@ const IDENTITY_FIELDS = new Set([
   'finishReason',
   'errorType',
   'size',
+  // An MCP server's configured name and how it is reached: configuration, which a call's own
+  // arguments may name too (`mcp:files`), not private text.
+  'server',
+  'transport',
 ]);
 
 /** Never written: an opaque server handle, long and of no use to a reader. */

@@ -80,10 +80,13 @@ function toolActivityOptions(def: ToolDefinition, timeouts?: ToolTimeouts): Acti
 /** One activity function per tool, each with the options its tool declares. Immutable after load. */
 export const TOOL_ACTIVITIES: Readonly<Record<string, ToolActivity>> = Object.freeze(
   Object.fromEntries(
-    Object.values(TOOL_REGISTRY).map((def) => [
-      def.name,
-      proxyActivities<Record<string, ToolActivity>>(toolActivityOptions(def))[def.name] as ToolActivity,
-    ]),
+    // ask_user has no activity: the workflow waits for the answer itself.
+    Object.values(TOOL_REGISTRY)
+      .filter((def) => def.category !== 'human')
+      .map((def) => [
+        def.name,
+        proxyActivities<Record<string, ToolActivity>>(toolActivityOptions(def))[def.name] as ToolActivity,
+      ]),
   ),
 );
 

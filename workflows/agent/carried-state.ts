@@ -3,6 +3,7 @@ import type { CitationState } from '../../shared/citations';
 import type { NotificationState } from '../../shared/notifications/state';
 import type { ContentRef } from '../../shared/content';
 import type { McpCatalog } from '../../shared/tools/mcp';
+import type { OwnToolCatalog } from '../../shared/tools/own';
 import type { AgentEvent } from '../../shared/api-shapes';
 import type { ApprovalDecision, RunDefaults, RunUsage, TranscriptEntry } from '../../shared/agent';
 import type { CarriedSubAgents } from './sub-agents';
@@ -28,6 +29,11 @@ export interface CarriedCall {
   result?: Extract<ConversationMessage, { role: 'tool' }>;
   /** Its approval wait: when it ends (ms since the epoch), and the decision if one came. */
   approval?: { deadline: number; decision?: ApprovalDecision; reason?: string };
+  /**
+   * Its wait for input (a question or a client tool's result): when it began and ends (ms since the
+   * epoch), and the answer once one came.
+   */
+  question?: { askedAt: number; deadline: number; answer?: { value: unknown; by?: string } };
   /** What the model is told about the call apart from its result (the user edited its arguments). */
   note?: string;
 }
@@ -70,6 +76,8 @@ export interface CarriedState {
   defaults?: RunDefaults;
   /** The MCP tools discovery found (absent: discovered again). */
   mcp?: McpCatalog;
+  /** The worker's own tools the run names, as the worker described them (absent: asked again). */
+  own?: OwnToolCatalog;
   /** Repair turns an output schema has taken (runs with `output` only). */
   outputRepairs?: number;
   /** Sub-agents: steps finished children took, and the newest finished ones (runs with `agents` only). */
@@ -83,4 +91,6 @@ export interface CarriedBudget {
   costUsd: number;
   /** Budgets the user was already warned about. */
   warned: string[];
+  /** Time spent waiting for answers that the wall-clock budget does not count (ms). */
+  waitedMs?: number;
 }

@@ -1,4 +1,4 @@
-import { ApplicationFailure, log, sleep } from '@temporalio/workflow';
+import { ApplicationFailure, condition, log, sleep } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { Duration } from '@temporalio/common';
 import type { AgentEvent, ParsedAgentInput, RunDefaults, StopReason } from '../../shared/agent';
@@ -38,6 +38,8 @@ export class RunLimitEnforcer {
   /** Cost, start time and the warnings given: carried over continue-as-new. */
   state: CarriedBudget;
   private wallClockOver = false;
+  /** Since when the wall clock stands still (calls wait for answers it does not count), or null. */
+  private pausedSince: number | null = null;
   /** Budget notifications go out one after another, in order, and before the run ends. */
   private notificationsSent: Promise<void> = Promise.resolve();
 
@@ -105,27 +107,64 @@ export class RunLimitEnforcer {
 
   private wallClock(): { used: number; max: number } {
     const max = msToNumber((this.host.input.policy.maxWallClock ?? 0) as Duration);
-    return { used: Math.max(0, Date.now() - this.state.startedAt), max };
+    const paused =
+      (this.state.waitedMs ?? 0) + (this.pausedSince === null ? 0 : Date.now() - this.pausedSince);
+    return { used: Math.max(0, Date.now() - this.state.startedAt - paused), max };
+  }
+
+  /**
+   * Stops (true) or restarts (false) the wall clock: time calls spend waiting for answers does not
+   * count against `maxWallClock` unless the policy says so (`wallClockCountsQuestions`). Carried
+   * over continue-as-new as `waitedMs`.
+   */
+  pauseWallClock(paused: boolean): void {
+    if (paused && this.pausedSince === null) this.pausedSince = Date.now();
+    else if (!paused && this.pausedSince !== null) {
+      this.state = { ...this.state, waitedMs: (this.state.waitedMs ?? 0) + Date.now() - this.pausedSince };
+      this.pausedSince = null;
+    }
+  }
+
+  /** The budget state to carry: a wait in progress counts as waited up to now. */
+  carried(): CarriedBudget {
+    if (this.pausedSince === null) return this.state;
+    return { ...this.state, waitedMs: (this.state.waitedMs ?? 0) + Date.now() - this.pausedSince };
   }
 
   /**
    * Durable timers for the wall-clock budget (from the run's first start, so a continued run waits
-   * only for what is left): a warning at 80 %, and at 100 % waits end and the loop stops.
+   * only for what is left): a warning at 80 %, and at 100 % waits end and the loop stops. A timer
+   * that fires while the clock stands still (or after it stood still) waits for it to run again and
+   * sleeps for what is left; a run whose clock never stood still fires each timer once, as before.
    */
   startWallClock(): void {
     if (this.host.input.policy.maxWallClock === undefined) return;
     const { used, max } = this.wallClock();
     const warnIn = max * 0.8 - used;
     if (!this.state.warned.includes('max_wall_clock') && warnIn > 0) {
-      void sleep(warnIn).then(() => this.warn(['max_wall_clock']));
+      this.atWallClock(0.8, warnIn, () => this.warn(['max_wall_clock']));
     }
     if (used >= max) {
       this.wallClockOver = true;
       return;
     }
-    void sleep(max - used).then(() => {
+    this.atWallClock(1, max - used, () => {
       this.wallClockOver = true;
       this.warn();
+    });
+  }
+
+  /** Runs `fire` once the wall clock has used `fraction` of the budget, checking after `inMs`. */
+  private atWallClock(fraction: number, inMs: number, fire: () => void): void {
+    void sleep(inMs).then(async () => {
+      // A run whose clock never stood still fires as runs always did (its history must replay as recorded).
+      if (this.pausedSince === null && !this.state.waitedMs) return fire();
+      if (this.pausedSince !== null) await condition(() => this.pausedSince === null);
+      const { used, max } = this.wallClock();
+      const left = max * fraction - used;
+      // Under a millisecond left is the timer's own rounding: it fired on time.
+      if (left >= 1) this.atWallClock(fraction, left, fire);
+      else fire();
     });
   }
 

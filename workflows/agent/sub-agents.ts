@@ -135,7 +135,7 @@ export class SubAgents {
       const names = Object.keys(known ?? {});
       throw ApplicationFailure.create({
         type: 'InvalidAgentInput',
-        message: `Invalid agent input: the worker's config has no sub-agent ${missing.map((m) => `"${m}"`).join(', ')}; it has ${names.length ? names.join(', ') : 'none (add them under "agents" in its config file)'}`,
+        message: `Invalid run: the worker's config has no sub-agent ${missing.map((m) => `"${m}"`).join(', ')}; it has ${names.length ? names.join(', ') : 'none (add them under "agents" in its config file)'}`,
         nonRetryable: true,
       });
     }

@@ -1,6 +1,6 @@
 import { ActivityFailure, isCancellation, patched } from '@temporalio/workflow';
 import type { ToolActivity } from '../../activities/types';
-import type { PendingApproval, PendingToolCall } from '../../shared/agent';
+import type { PendingApproval, PendingQuestion, PendingToolCall } from '../../shared/agent';
 import type { CarriedCall, CarriedTurn } from './carried-state';
 import type { ApprovalPolicy } from '../../shared/approvals';
 import { approvalReason, isUntrustedSource } from '../../shared/approvals';
@@ -11,7 +11,12 @@ import { findTool } from '../../shared/tools/registry';
 import { toolActivity } from './activities';
 import type { ApprovalHost } from './approvals';
 import { ApprovalGate, INTERRUPTED } from './approvals';
+import type { QuestionHost } from './questions';
+import { QuestionGate } from './questions';
+import type { ModelToolSpec } from '../../shared/model';
 import type { McpToolbox } from './mcp';
+import type { OwnToolbox } from './own-tools';
+import type { OwnToolSpec } from '../../shared/tools/own';
 import type { McpToolSpec } from '../../shared/tools/mcp';
 import { mcpToolId } from '../../shared/tools/mcp';
 import { clip } from './events';
@@ -21,7 +26,7 @@ import type { SubAgents } from './sub-agents';
 export type ToolMessage = Extract<ConversationMessage, { role: 'tool' }>;
 
 /** What the tool runner needs from the run it belongs to. */
-export interface ToolHost extends ApprovalHost {
+export interface ToolHost extends ApprovalHost, QuestionHost {
   /** Counts a finished tool call in the run's usage. */
   countToolCall(): void;
   /** Search tools: numbers the results for citation and returns what the model reads. */
@@ -36,6 +41,8 @@ export interface ToolHost extends ApprovalHost {
   readonly localTools: boolean;
   /** The run's MCP tools. */
   readonly mcp: McpToolbox;
+  /** The worker's own tools the run names. */
+  readonly own: OwnToolbox;
   /** The run's sub-agents. */
   readonly agents: SubAgents;
 }
@@ -64,6 +71,8 @@ export const EDIT_NOTE_APART_PATCH = 'approval-edit-note-apart';
 export class ToolRunner {
   private readonly pending = new Map<string, PendingToolCall>();
   private readonly gate: ApprovalGate;
+  /** Questions (ask_user) and client-side tools: calls that wait for input from outside. */
+  private readonly questions: QuestionGate;
   private runningTools = 0;
   private readonly slotWaiters: (() => void)[] = [];
   private notificationTurn: Promise<void> = Promise.resolve();
@@ -75,15 +84,30 @@ export class ToolRunner {
   private draining = false;
 
   constructor(private readonly host: ToolHost) {
-    this.gate = new ApprovalGate(host, {
-      shouldDrain: () => this.shouldDrain(),
-      draining: () => this.draining,
-    });
+    const drain = { shouldDrain: () => this.shouldDrain(), draining: () => this.draining };
+    this.gate = new ApprovalGate(host, drain);
+    this.questions = new QuestionGate(host, drain);
   }
 
-  /** The `approveToolCall` update (see ApprovalGate). */
+  /** The `approveToolCall` update (see ApprovalGate) and the `answerQuestion` update (QuestionGate). */
   registerHandlers(): void {
     this.gate.registerHandlers();
+    this.questions.registerHandlers();
+  }
+
+  /** Calls waiting for an answer or a client's result, for the `state` query. */
+  pendingQuestions(): PendingQuestion[] {
+    return this.questions.pendingQuestions();
+  }
+
+  /** Whether any call waits for an answer or a client's result. */
+  waitingForInput(): boolean {
+    return this.questions.waiting();
+  }
+
+  /** The run's client-side tools as the model sees them (empty without any). */
+  clientToolSpecs(): ModelToolSpec[] {
+    return this.questions.modelTools();
   }
 
   /** Calls that were requested and have not finished, for the `state` query. */
@@ -142,22 +166,32 @@ export class ToolRunner {
     };
 
     const mcp = this.host.mcp.find(call.name);
+    const own = mcp ? undefined : this.host.own.find(call.name);
     const agents = this.host.agents;
-    const agent = !mcp && agents.has(call.name);
+    const agent = !mcp && !own && agents.has(call.name);
+    const client = !mcp && !own && !agent && this.questions.hasClientTool(call.name);
     let enabled = this.host.mcp.enabled
-      ? [...this.host.input.tools.filter((t) => findTool(t)), ...this.host.mcp.names()]
+      ? [
+          ...this.host.input.tools.filter((t) => findTool(t) || this.host.own.find(t)),
+          ...this.host.mcp.names(),
+        ]
       : this.host.input.tools;
     if (agents.enabled) enabled = [...enabled, ...agents.names()];
+    if (this.host.input.clientTools) enabled = [...enabled, ...this.questions.clientToolNames()];
     const def = mcp
       ? this.host.mcp.definition(mcp)
-      : agent
-        ? agents.definition(call.name)
-        : findTool(call.name);
+      : own
+        ? this.host.own.definition(own)
+        : agent
+          ? agents.definition(call.name)
+          : client
+            ? this.questions.definition(call.name)
+            : findTool(call.name);
     if (!def) {
       reject(`No such tool "${call.name}". Available tools: ${enabled.join(', ') || '(none)'}.`);
       return;
     }
-    if (!mcp && !agent && !enabled.includes(call.name)) {
+    if (!mcp && !agent && !client && !enabled.includes(call.name)) {
       reject(
         `Tool "${call.name}" is not enabled for this run. Enabled tools: ${enabled.join(', ') || '(none)'}.`,
       );
@@ -188,7 +222,9 @@ export class ToolRunner {
       // Notifications go out one at a time, in the order the model sent them, so every target
       // (the run, the inbox) lists them in the same order.
       if (def.category === 'notification') releaseTurn = await this.takeNotificationTurn();
-      const why = c.approval ? (c.approval.reason ?? '') : this.approvalNeeded(call.name, args.data, mcp);
+      const why = c.approval
+        ? (c.approval.reason ?? '')
+        : this.approvalNeeded(call.name, args.data, mcp, own);
       let edited = false;
       if (why !== null) {
         const outcome = await this.gate.wait(c, pending, def, why);
@@ -203,6 +239,14 @@ export class ToolRunner {
         }
       }
       if (this.draining) return;
+      // Questions and client tools wait for input in the workflow: no activity, no tool slot.
+      if (def.category === 'human' || def.category === 'client') {
+        const outcome = await this.questions.ask(c, pending, def);
+        if (outcome === INTERRUPTED) return;
+        this.host.countToolCall();
+        c.result = reply(outcome.content, outcome.isError);
+        return;
+      }
       await this.acquireToolSlot();
       if (this.draining) {
         this.releaseToolSlot();
@@ -219,7 +263,7 @@ export class ToolRunner {
         });
       }
       try {
-        const [content, isError] = await this.execute(def, step, pending, citationTurn, mcp);
+        const [content, isError] = await this.execute(def, step, pending, citationTurn, mcp, own);
         if (edited && (this.editNoteApart ??= patched(EDIT_NOTE_APART_PATCH))) {
           c.note = editNote(call, pending.args);
           c.result = reply(content, isError);
@@ -243,6 +287,7 @@ export class ToolRunner {
     pending: PendingToolCall,
     citationTurn?: Promise<void>,
     mcp?: McpToolSpec,
+    own?: OwnToolSpec,
   ): Promise<[ToolMessageContent, boolean]> {
     const { toolCallId, name, args } = pending;
     pending.state = 'running';
@@ -254,7 +299,9 @@ export class ToolRunner {
       const notifyUser = this.host.input.notify?.user;
       const activity = mcp
         ? this.host.mcp.activity(mcp, this.host.localTools)
-        : toolActivity(def, this.host.localTools, this.host.input.policy.toolTimeouts?.[name]);
+        : own
+          ? this.host.own.activity(own, this.host.localTools)
+          : toolActivity(def, this.host.localTools, this.host.input.policy.toolTimeouts?.[name]);
       const result = await (activity as ToolActivity)({
         toolCallId,
         args,
@@ -269,7 +316,7 @@ export class ToolRunner {
       if (mcp) this.host.mcp.noteDigest(mcp.server, result.toolsDigest);
       if (
         this.host.approvalPolicy() !== null &&
-        isUntrustedSource(this.host.approvalPolicy() as ApprovalPolicy, source) &&
+        isUntrustedSource(this.host.approvalPolicy() as ApprovalPolicy, source, own?.untrusted === true) &&
         !this.host.untrusted()
       )
         this.host.markUntrusted(`${source} result at step ${step}`);
@@ -356,7 +403,7 @@ export class ToolRunner {
   }
 
   /** Why a call must wait for approval, or null when it may run. */
-  private approvalNeeded(tool: string, args: unknown, mcp?: McpToolSpec): string | null {
+  private approvalNeeded(tool: string, args: unknown, mcp?: McpToolSpec, own?: OwnToolSpec): string | null {
     // Policies name an MCP tool mcp:<server>/<tool>, whatever the model calls it.
     const named = mcp ? mcpToolId(mcp.server, mcp.tool) : tool;
     const policy = this.host.approvalPolicy();
@@ -366,6 +413,7 @@ export class ToolRunner {
     return approvalReason(policy, named, args, {
       untrusted: this.host.untrusted(),
       ...(mcp?.readOnly ? { readOnly: true } : {}),
+      ...(own?.approval === 'always' ? { declaredAlways: true } : {}),
     });
   }
 }
