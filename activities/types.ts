@@ -1,7 +1,7 @@
 import type { CallModelInput, CallModelOutput } from '../shared/model';
 import type { ToolActivityInput, ToolResult } from '../shared/tools/define';
 import type { DeliverNotificationInput } from '../shared/notifications/delivery';
-import type { McpCatalog, McpDiscoverInput } from '../shared/tools/mcp';
+import type { McpCatalog, McpDiscoverInput, McpPromptsInput, McpPromptsOutput } from '../shared/tools/mcp';
 import type { ContentGcInput, ContentGcReport } from '../shared/content-gc';
 import type { DescribeOwnToolsInput, OwnToolCatalog } from '../shared/tools/own';
 export type { RunDefaults, RunDefaultsActivities } from './run/defaults';
@@ -19,9 +19,13 @@ export interface NotificationActivities {
   deliverNotification(input: DeliverNotificationInput): Promise<void>;
 }
 
-/** MCP tool discovery (calls run as activities named `mcp:<server>/<tool>`, typed {@link ToolActivity}). */
+/**
+ * MCP tool discovery, and the prompts a run starts from (calls run as activities named
+ * `mcp:<server>/<tool>`, typed {@link ToolActivity}).
+ */
 export interface McpActivities {
   mcpDiscover(input: McpDiscoverInput): Promise<McpCatalog>;
+  mcpPrompts(input: McpPromptsInput): Promise<McpPromptsOutput>;
 }
 
 /** Content store garbage collection (activities/content/gc-activity.ts). */

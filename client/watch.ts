@@ -62,7 +62,8 @@ export function formatEvent(e: AgentEvent): string | null {
     case 'continued_as_new':
       return `${step} continued as new (${e.text})`;
     case 'mcp_tools':
-      return `${step} ${short(e.text, 400)}`;
+      // An event naming a tool says why discovery skipped it.
+      return e.tool ? `${step} ⚠ ${e.tool} ${short(e.text, 400)}` : `${step} ${short(e.text, 400)}`;
     case 'agent_started':
       return `${step} ↳ sub-agent ${e.tool} started as run ${e.text} (${e.toolCallId})`;
     case 'agent_finished':

@@ -112,6 +112,13 @@ export const SIZE_BUDGETS = Object.freeze({
   /** User messages waiting for the next model turn, together; more are refused with an event. */
   pendingUserMessagesBytes: 64 * 1024,
 
+  // ---- tools' argument schemas (protect: the workflow task that checks arguments against them)
+  /**
+   * One tool's argument JSON Schema (an MCP tool's, an own tool's) as JSON: the workflow walks it
+   * when a run offers the tool and follows it on every call; a larger schema is refused, saying so.
+   */
+  toolSchemaBytes: 32 * 1024,
+
   // ---- MCP tools (protect: the discovery result, the continue-as-new input that carries it)
   /** One MCP tool's spec (name, description, input schema) as JSON; a larger tool is skipped, saying so. */
   mcpToolSpecBytes: 32 * 1024,

@@ -354,6 +354,45 @@ export const SCENARIOS: Scenario[] = [
     },
   },
   {
+    // A run that starts from a server's prompts, reads its resources, and has a call refused by
+    // the workflow's JSON Schema check.
+    name: 'mcp-prompts-resources',
+    config: () => ({ mcp: mcpConfig({ everything: everythingServer('replay-mcp-prompts') }) }),
+    async run(client, tq, id) {
+      const handle = await client.workflow.start('agentWorkflow', {
+        taskQueue: tq,
+        workflowId: id,
+        args: [
+          {
+            task: 'Answer from the documents.',
+            prompts: {
+              system: { prompt: 'mcp:everything/prompt/simple-prompt' },
+              task: { prompt: 'mcp:everything/prompt/args-prompt', arguments: { city: 'Paris' } },
+            },
+            tools: ['mcp:everything/resources/*', 'mcp:everything/get-sum'],
+            model: {
+              provider: 'scripted',
+              turns: [
+                callTurn(['get-sum', { a: 'one', b: 2 }, 'bad']),
+                callTurn(
+                  ['get-sum', { a: 1, b: 2 }, 'sum'],
+                  [
+                    'everything__resources',
+                    { uri: 'demo://resource/static/document/architecture.md' },
+                    'doc',
+                  ],
+                ),
+                answerTurn('{{result:sum}} {{result:doc}}'),
+              ],
+            },
+          } satisfies AgentInput,
+        ],
+      });
+      await handle.result();
+      return [id];
+    },
+  },
+  {
     name: 'email',
     config: () => ({ email: emailConfig() }),
     run: (client, tq, id) =>

@@ -57,6 +57,7 @@ import { modelAttribute } from '../shared/search-attributes';
 import { McpToolbox } from './agent/mcp';
 import { OwnToolbox } from './agent/own-tools';
 import { isMcpRef } from '../shared/tools/mcp';
+import { startingPrompts } from './agent/mcp-prompts';
 import { isOwnToolName } from '../shared/tools/own';
 import { ToolRunner } from './agent/tools';
 import { UserMessages } from './agent/user-messages';
@@ -125,7 +126,10 @@ export async function agentWorkflow(rawInput: AgentInput, carried?: CarriedState
 
 /** State and behaviour of one agent run; one instance per workflow execution (no module-level state). */
 class AgentRun {
-  private readonly conversation: ConversationLog;
+  /** Replaced once, before the first step, in a run that starts from MCP prompts. */
+  private conversation: ConversationLog;
+  /** Whether this execution starts the run (none before it carried state). */
+  private readonly fresh: boolean;
   private readonly events: EventLog;
   private readonly tools: ToolRunner;
   private readonly mcp: McpToolbox;
@@ -168,6 +172,7 @@ class AgentRun {
     carried: CarriedState | undefined,
   ) {
     const system = input.system ?? DEFAULT_SYSTEM_PROMPT;
+    this.fresh = carried === undefined;
     this.conversation = carried
       ? ConversationLog.carried(carried, system, input.task)
       : ConversationLog.start(system, input.task);
@@ -287,6 +292,11 @@ class AgentRun {
         runMemo(this.input),
         this.defaults?.searchAttributes === true,
       );
+      // Only runs that start from MCP prompts await here, so every other run issues the commands it always did.
+      if (this.fresh && (this.input.prompts?.system || this.input.prompts?.task)) {
+        const { system, task } = await startingPrompts(this.input);
+        this.conversation = ConversationLog.start(system ?? DEFAULT_SYSTEM_PROMPT, task);
+      }
       if (this.mcp.needsDiscovery()) await this.mcp.discover();
       // Only runs that name own tools ask the worker about them: other runs issue the commands they always did.
       if (this.own.needsDiscovery()) await this.own.discover();

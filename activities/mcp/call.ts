@@ -10,10 +10,11 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
-import { MCP_PREFIX, parseMcpRef } from '../../shared/tools/mcp';
+import { MCP_PREFIX, MCP_RESOURCES_TOOL, parseMcpRef } from '../../shared/tools/mcp';
 import type { ContentStore } from '../content/store';
 import type { McpPool } from './pool';
 import type { McpCallResult } from './results';
+import { callResourcesTool } from './resources';
 import { mcpResultToToolResult } from './results';
 
 /** The `_meta` key of the idempotency key every call carries. */
@@ -53,23 +54,31 @@ export async function callMcpTool(
   try {
     // One use of the connection: the call, then the digest of the tool list it belongs to (kept
     // by the pool, so listed again only after the server said its tools changed).
-    const { result, digest } = await pool.use(server, async (client, conn) => {
-      const called = await client.callTool(
-        {
-          name: tool,
-          arguments: (input.args ?? {}) as Record<string, unknown>,
-          _meta: { [IDEMPOTENCY_META_KEY]: key },
-        },
-        undefined,
-        {
-          timeout: settings.callTimeoutMs,
-          signal: ctx.cancellationSignal,
-          onprogress: (p) => ctx.heartbeat({ progress: p.progress, total: p.total, message: p.message }),
-        },
-      );
-      return { result: called, digest: await conn.toolsDigest().catch(() => undefined) };
+    const { out, digest } = await pool.use(server, async (client, conn) => {
+      const options = { timeout: settings.callTimeoutMs, signal: ctx.cancellationSignal };
+      const result =
+        tool === MCP_RESOURCES_TOOL
+          ? await callResourcesTool(client, server, input.args, store, options)
+          : await mcpResultToToolResult(
+              server,
+              tool,
+              (await client.callTool(
+                {
+                  name: tool,
+                  arguments: (input.args ?? {}) as Record<string, unknown>,
+                  _meta: { [IDEMPOTENCY_META_KEY]: key },
+                },
+                undefined,
+                {
+                  ...options,
+                  onprogress: (p) =>
+                    ctx.heartbeat({ progress: p.progress, total: p.total, message: p.message }),
+                },
+              )) as McpCallResult,
+              store,
+            );
+      return { out: result, digest: await conn.toolsDigest().catch(() => undefined) };
     });
-    const out = await mcpResultToToolResult(server, tool, result as McpCallResult, store);
     // The run compares the digest with the one it holds, and discovers again when the list changed.
     return digest ? { ...out, toolsDigest: digest } : out;
   } catch (err) {

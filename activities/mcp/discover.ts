@@ -5,13 +5,15 @@
  */
 import { log } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { z } from 'zod';
+import type { ServerCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { SIZE_BUDGETS, formatBytes, jsonBytes } from '../../shared/temporal-limits';
 import type { McpCatalog, McpDiscoverInput, McpSkippedTool, McpToolSpec } from '../../shared/tools/mcp';
-import { mcpToolId, modelNameFor, parseMcpRef } from '../../shared/tools/mcp';
+import { MCP_RESOURCES_TOOL, mcpToolId, modelNameFor, parseMcpRef } from '../../shared/tools/mcp';
+import { jsonSchemaProblems } from '../../shared/tools/json-schema-check';
 import type { ContentStore } from '../content/store';
+import type { McpResourceListing } from './listings';
 import type { McpPool } from './pool';
+import { resourcesToolSpec } from './resources';
 
 /** What the model is offered for one MCP tool (stored once per catalog, named by its reference). */
 export interface McpModelToolSpec {
@@ -20,48 +22,24 @@ export interface McpModelToolSpec {
   parameters: Record<string, unknown>;
 }
 
-/** Why a tool's input schema cannot be offered, or null when it can be, faithfully. */
+/** The longest reason a skipped tool is given: it goes into an event of the run (400 bytes of text). */
+const MAX_REASON_CHARS = 360;
+
+/**
+ * Why a tool's input schema cannot be offered, or null when it can be: the workflow checks every
+ * call's arguments against it (shared/tools/json-schema-check.ts), so only a schema that check
+ * cannot follow is refused: one that is not valid JSON Schema, refers outside itself, loops without
+ * a base case, or is over its budget.
+ */
 export function schemaProblem(schema: unknown): string | null {
   if (!schema || typeof schema !== 'object' || (schema as { type?: unknown }).type !== 'object') {
     return 'its input schema is not a JSON Schema of type "object"';
   }
-  const pattern = unicodePattern(schema, 0);
-  if (pattern !== null) {
-    // JSON Schema patterns are Unicode regular expressions; zod compiles them without the `u` flag,
-    // where \p{L} means the letters "p{L}": valid arguments would be refused.
-    return `its input schema's pattern ${JSON.stringify(pattern.slice(0, 80))} needs Unicode regular expressions, which the argument check cannot follow`;
-  }
-  try {
-    z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
-    return null;
-  } catch (err) {
-    return `its input schema cannot be represented: ${(err as Error).message.slice(0, 200)}`;
-  }
-}
-
-/** Syntax that means something else (or nothing) in a regular expression without the `u` flag. */
-const UNICODE_ONLY = /\\[pP]\{|\\u\{/;
-
-/** The first `pattern` (or `patternProperties` key) of a schema that needs the `u` flag, or null. */
-function unicodePattern(node: unknown, depth: number): string | null {
-  if (depth > 64 || !node || typeof node !== 'object') return null;
-  if (Array.isArray(node)) {
-    for (const item of node) {
-      const found = unicodePattern(item, depth + 1);
-      if (found !== null) return found;
-    }
-    return null;
-  }
-  const o = node as Record<string, unknown>;
-  if (typeof o.pattern === 'string' && UNICODE_ONLY.test(o.pattern)) return o.pattern;
-  const keyed = o.patternProperties;
-  if (keyed && typeof keyed === 'object')
-    for (const key of Object.keys(keyed)) if (UNICODE_ONLY.test(key)) return key;
-  for (const v of Object.values(o)) {
-    const found = unicodePattern(v, depth + 1);
-    if (found !== null) return found;
-  }
-  return null;
+  const problems = jsonSchemaProblems(schema);
+  if (problems.length === 0) return null;
+  // The reason goes into the run's events and the worker's log: the first few problems say enough.
+  const reason = `its input schema cannot be checked: ${problems.slice(0, 3).join('; ')}${problems.length > 3 ? '; and more' : ''}`;
+  return reason.length > MAX_REASON_CHARS ? `${reason.slice(0, MAX_REASON_CHARS - 1)}…` : reason;
 }
 
 /** Lists the servers' tools and builds the run's catalog; unknown names fail, listing what exists. */
@@ -88,10 +66,14 @@ export async function discover(
     if (parsed.tool === undefined) wanted.set(parsed.server, 'all');
     else if (have !== 'all') wanted.set(parsed.server, new Set([...(have ?? []), parsed.tool]));
   }
-  const listed = new Map<string, { tools: Tool[]; digest: string }>();
-  for (const server of wanted.keys()) {
+  const listed = new Map<string, { tools: Tool[]; digest: string; capabilities: ServerCapabilities }>();
+  const resources = new Map<string, McpResourceListing>();
+  for (const [server, want] of wanted) {
     try {
-      listed.set(server, await pool.tools(server));
+      const l = await pool.tools(server);
+      listed.set(server, l);
+      if (l.capabilities.resources && (want === 'all' || want.has(MCP_RESOURCES_TOOL)))
+        resources.set(server, await pool.resources(server));
     } catch (err) {
       // A server that cannot start or answer now may later: the activity retries.
       throw ApplicationFailure.retryable(pool.redact((err as Error).message), 'McpServerUnavailable');
@@ -101,7 +83,9 @@ export async function discover(
     if (want === 'all') continue;
     const names = (listed.get(server)?.tools ?? []).map((t) => t.name);
     for (const tool of want) {
-      if (!names.includes(tool)) {
+      if (tool === MCP_RESOURCES_TOOL) {
+        if (!resources.has(server)) problems.push(`MCP server "${server}" offers no resources`);
+      } else if (!names.includes(tool)) {
         problems.push(
           `MCP server "${server}" has no tool "${tool}"; its tools: ${names.join(', ') || '(none)'}`,
         );
@@ -120,13 +104,32 @@ export async function discover(
   const tools: McpToolSpec[] = [];
   const skipped: McpSkippedTool[] = [];
   let catalogBytes = 0;
+  const offer = (spec: McpToolSpec, skip: (reason: string) => void): void => {
+    const bytes = jsonBytes(spec);
+    if (bytes > SIZE_BUDGETS.mcpToolSpecBytes) {
+      skip(
+        `its description and schema take ${formatBytes(bytes)}, over the ${formatBytes(SIZE_BUDGETS.mcpToolSpecBytes)} one tool may`,
+      );
+    } else if (catalogBytes + bytes > SIZE_BUDGETS.mcpCatalogBytes) {
+      skip(
+        `the run's MCP tools are over their ${formatBytes(SIZE_BUDGETS.mcpCatalogBytes)} budget; enable fewer by mcp:<server>/<tool>`,
+      );
+    } else {
+      catalogBytes += bytes;
+      taken.add(spec.name);
+      tools.push(spec);
+    }
+  };
   for (const [server, want] of wanted) {
+    const skipper =
+      (tool: string) =>
+      (reason: string): void => {
+        skipped.push({ server, tool, reason });
+        log.warn('MCP tool skipped', { tool: mcpToolId(server, tool), reason });
+      };
     for (const t of listed.get(server)?.tools ?? []) {
       if (want !== 'all' && !want.has(t.name)) continue;
-      const skip = (reason: string): void => {
-        skipped.push({ server, tool: t.name, reason });
-        log.warn('MCP tool skipped', { tool: mcpToolId(server, t.name), reason });
-      };
+      const skip = skipper(t.name);
       if (t.execution?.taskSupport === 'required') {
         skip('it runs only as an MCP task (taskSupport "required"), and this client calls tools directly');
         continue;
@@ -141,31 +144,25 @@ export async function discover(
         skip('its name clashes with another tool of the run; enable one of them by mcp:<server>/<tool>');
         continue;
       }
-      const spec: McpToolSpec = {
-        server,
-        tool: t.name,
-        name,
-        description: t.description ?? t.annotations?.title ?? t.title ?? '',
-        inputSchema: t.inputSchema,
-        ...(t.annotations?.readOnlyHint ? { readOnly: true } : {}),
-        ...(t.annotations?.idempotentHint ? { idempotent: true } : {}),
-      };
-      const bytes = jsonBytes(spec);
-      if (bytes > SIZE_BUDGETS.mcpToolSpecBytes) {
-        skip(
-          `its description and schema take ${formatBytes(bytes)}, over the ${formatBytes(SIZE_BUDGETS.mcpToolSpecBytes)} one tool may`,
-        );
-        continue;
-      }
-      if (catalogBytes + bytes > SIZE_BUDGETS.mcpCatalogBytes) {
-        skip(
-          `the run's MCP tools are over their ${formatBytes(SIZE_BUDGETS.mcpCatalogBytes)} budget; enable fewer by mcp:<server>/<tool>`,
-        );
-        continue;
-      }
-      catalogBytes += bytes;
-      taken.add(name);
-      tools.push(spec);
+      offer(
+        {
+          server,
+          tool: t.name,
+          name,
+          description: t.description ?? t.annotations?.title ?? t.title ?? '',
+          inputSchema: t.inputSchema,
+          ...(t.annotations?.readOnlyHint ? { readOnly: true } : {}),
+          ...(t.annotations?.idempotentHint ? { idempotent: true } : {}),
+        },
+        skip,
+      );
+    }
+    const listing = resources.get(server);
+    if (listing) {
+      const spec = resourcesToolSpec(server, listing);
+      if (taken.has(spec.name))
+        skipper(MCP_RESOURCES_TOOL)(`its name ${spec.name} clashes with another tool of the run`);
+      else offer(spec, skipper(MCP_RESOURCES_TOOL));
     }
   }
   const modelSpecs: McpModelToolSpec[] = tools.map((t) => ({

@@ -1,11 +1,12 @@
 import type { Logger } from '@temporalio/common';
-import type { McpCatalog, McpDiscoverInput } from '../../shared/tools/mcp';
+import type { McpCatalog, McpDiscoverInput, McpPromptsInput, McpPromptsOutput } from '../../shared/tools/mcp';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import type { ContentStore } from '../content/store';
 import { callMcpTool } from './call';
 import type { McpConfig } from './config';
 import { discover } from './discover';
 import { McpPool } from './pool';
+import { renderPrompts } from './prompts';
 
 /** The pools of this process, by config (one per worker config), so connections are shared. */
 const pools = new Map<McpConfig, McpPool>();
@@ -28,7 +29,7 @@ export async function closeMcpConnections(): Promise<void> {
 }
 
 /**
- * The MCP activities: `mcpDiscover`, and `default`, which serves every `mcp:<server>/<tool>`
+ * The MCP activities: `mcpDiscover`, `mcpPrompts`, and `default`, which serves every `mcp:<server>/<tool>`
  * activity type (the worker calls it for activity types it has no function for).
  */
 export function createMcpActivities(deps: {
@@ -42,6 +43,9 @@ export function createMcpActivities(deps: {
   return {
     async mcpDiscover(input: McpDiscoverInput): Promise<McpCatalog> {
       return discover(pool, deps.store, input);
+    },
+    async mcpPrompts(input: McpPromptsInput): Promise<McpPromptsOutput> {
+      return renderPrompts(pool, deps.store, input);
     },
     async default(input: ToolActivityInput<unknown>): Promise<ToolResult> {
       return callMcpTool(pool, deps.store, input);

@@ -2,8 +2,9 @@
  * Connections to the configured MCP servers, pooled per worker process. A connection opens on
  * first use and closes after `idleTimeoutMs` unused; a stdio server whose process dies (or an HTTP
  * session that drops) is connected anew on the next use, so no run is pinned to one worker or one
- * server process. Each connection remembers its server's tool list and forgets it when the server
- * says `notifications/tools/list_changed`. What happens to connections (opened, tool lists changed,
+ * server process. Each connection remembers its server's tool list (and resource list) and forgets
+ * it when the server says `notifications/tools/list_changed` (`notifications/resources/list_changed`).
+ * What happens to connections (opened, tool lists changed,
  * a stdio server's stderr lines) goes to the worker's log, with the configured secrets masked.
  */
 import { createHash } from 'node:crypto';
@@ -11,11 +12,16 @@ import type { Logger } from '@temporalio/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { ServerCapabilities, Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ResourceListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { redactSecrets } from '../../shared/redact-secrets';
 import type { McpConfig, McpServerConfig } from './config';
 import { mcpSecrets } from './config';
+import type { McpResourceListing } from './listings';
+import { listResources } from './listings';
 
 /** How the project introduces itself to MCP servers. */
 const CLIENT_INFO = { name: 'durable-agent', version: '0.1.0' };
@@ -28,13 +34,16 @@ const STDERR_LINE_CHARS = 1000;
  * list is used but not kept, so the next use lists again.
  */
 const MAX_LISTINGS = 3;
-
 interface Entry {
   readonly client: Client;
   /** The server's tools and their digest, as last listed; unset until listed and after a change. */
   tools?: { list: Tool[]; digest: string };
   /** `notifications/tools/list_changed` received on this connection: a listing that saw one arrive is stale. */
   listChanges: number;
+  /** The server's resources as last listed; unset until listed and after `notifications/resources/list_changed`. */
+  resources?: McpResourceListing;
+  /** `notifications/resources/list_changed` received: a listing that saw one arrive is used once, not kept. */
+  resourceChanges: number;
   inUse: number;
   idle?: NodeJS.Timeout;
   closed: boolean;
@@ -45,7 +54,10 @@ interface Entry {
 export interface McpConnection {
   /** The end of a stdio server's stderr, secrets masked. */
   stderr(): string;
-  /** The digest of the server's tool list: the one kept, or a new listing after a change. */
+  /**
+   * The digest of the server's tool list (and, for a server with resources, of its resource list):
+   * the one kept, or a new listing after a change.
+   */
   toolsDigest(): Promise<string>;
 }
 
@@ -98,17 +110,26 @@ export class McpPool {
     return this.lend(server, (entry) =>
       fn(entry.client, {
         stderr: () => this.redact(entry.stderr),
-        toolsDigest: async () => (await this.listed(server, entry)).digest,
+        toolsDigest: () => this.digest(server, entry),
       }),
     );
   }
 
-  /** The server's tools (every page) and their digest; listed again only after list_changed. */
-  async tools(server: string): Promise<{ tools: Tool[]; digest: string }> {
+  /**
+   * The server's tools (every page), its capabilities, and the digest of its lists (tools, and
+   * resources where it has them); listed again only after list_changed.
+   */
+  async tools(server: string): Promise<{ tools: Tool[]; digest: string; capabilities: ServerCapabilities }> {
     return this.lend(server, async (entry) => {
-      const { list, digest } = await this.listed(server, entry);
-      return { tools: list, digest };
+      const { list } = await this.listed(server, entry);
+      const digest = await this.digest(server, entry);
+      return { tools: list, digest, capabilities: entry.client.getServerCapabilities() ?? {} };
     });
+  }
+
+  /** The server's resources and templates as kept (listed again after resources/list_changed). */
+  async resources(server: string): Promise<McpResourceListing> {
+    return this.lend(server, (entry) => this.resourcesOf(server, entry));
   }
 
   /** Closes every connection (stdio servers' processes end). */
@@ -162,6 +183,27 @@ export class McpPool {
     }
   }
 
+  /** The digest of what the server offers a run: its tools, and its resources when it has any. */
+  private async digest(server: string, entry: Entry): Promise<string> {
+    const tools = (await this.listed(server, entry)).digest;
+    if (!entry.client.getServerCapabilities()?.resources) return tools;
+    const resources = (await this.resourcesOf(server, entry)).digest;
+    return createHash('sha256').update(`${tools}/${resources}`).digest('hex').slice(0, 16);
+  }
+
+  private async resourcesOf(server: string, entry: Entry): Promise<McpResourceListing> {
+    if (entry.resources) return entry.resources;
+    const changes = entry.resourceChanges;
+    const listing = await listResources(entry.client, this.server(server).connectTimeoutMs);
+    this.logger?.debug('MCP resources listed', {
+      server,
+      resources: listing.resources.length,
+      digest: listing.digest,
+    });
+    if (entry.resourceChanges === changes) entry.resources = listing;
+    return listing;
+  }
+
   /** Lends a connection to `fn`; unused for `idleTimeoutMs` afterwards, it is closed. */
   private async lend<T>(server: string, fn: (entry: Entry) => Promise<T>): Promise<T> {
     const entry = await this.entry(server);
@@ -193,7 +235,7 @@ export class McpPool {
   private async connect(server: string): Promise<Entry> {
     const s = this.server(server);
     const client = new Client(CLIENT_INFO, { capabilities: {} });
-    const entry: Entry = { client, listChanges: 0, inUse: 0, closed: false, stderr: '' };
+    const entry: Entry = { client, listChanges: 0, resourceChanges: 0, inUse: 0, closed: false, stderr: '' };
     let transport: StdioClientTransport | StreamableHTTPClientTransport;
     if ('url' in s) {
       transport = new StreamableHTTPClientTransport(new URL(s.url), { requestInit: { headers: s.headers } });
@@ -239,6 +281,12 @@ export class McpPool {
       entry.listChanges += 1;
       entry.tools = undefined;
       this.logger?.info('MCP server says its tool list changed', { server });
+    });
+    // A changed resource list changes the digest as a changed tool list does: runs discover again.
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => {
+      entry.resourceChanges += 1;
+      entry.resources = undefined;
+      this.logger?.info('MCP server says its resource list changed', { server });
     });
     try {
       await client.connect(transport, { timeout: s.connectTimeoutMs });

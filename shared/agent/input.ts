@@ -5,7 +5,7 @@ import { schemaOnce } from '../schema-once';
 import { SIZE_BUDGETS, formatBytes, jsonBytes, overBudgetMessage, utf8Bytes } from '../temporal-limits';
 import { ModelChoiceSchema } from '../model';
 import { TOOL_NAMES, findTool } from '../tools/registry';
-import { isMcpRef, parseMcpRef } from '../tools/mcp';
+import { isMcpRef, parseMcpPromptRef, parseMcpRef } from '../tools/mcp';
 import { OWN_TOOL_LIMITS, isOwnToolName } from '../tools/own';
 import { inboxUserProblem } from '../identifiers';
 import { ApprovalPolicySchema, approvalPolicyProblems } from '../approvals';
@@ -256,6 +256,17 @@ function checkToolNames(names: string[], ctx: z.RefinementCtx): void {
   }
 }
 
+/** A server's prompt a run starts from: `mcp:<server>/prompt/<name>` and its (string) arguments. */
+const McpPromptUseSchema = z
+  .object({
+    prompt: z.string().superRefine((name, ctx) => {
+      const ref = parseMcpPromptRef(name);
+      if (typeof ref === 'string') ctx.addIssue({ code: 'custom', message: ref });
+    }),
+    arguments: z.record(z.string(), z.string()).optional(),
+  })
+  .strict();
+
 /** A JSON Schema of the subset `output` supports (also a sub-agent's input schema). */
 function jsonSchemaField(what: string) {
   return z.custom<OutputSchema>().superRefine((schema, ctx) => {
@@ -362,6 +373,13 @@ export const AgentInputSchema = schemaOnce('shared/agent#AgentInputSchema', () =
         })
         .optional()
         .describe('System prompt; a default one is used when omitted'),
+      prompts: z
+        .object({ system: McpPromptUseSchema.optional(), task: McpPromptUseSchema.optional() })
+        .strict()
+        .optional()
+        .describe(
+          'Prompts of MCP servers the run starts from: system replaces the system prompt; task opens the task, which follows it',
+        ),
       model: ModelChoiceSchema,
       tools: z
         .array(z.string())
@@ -404,6 +422,12 @@ export const AgentInputSchema = schemaOnce('shared/agent#AgentInputSchema', () =
     })
     .strict()
     .superRefine((input, ctx) => {
+      if (input.system !== undefined && input.prompts?.system)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['prompts', 'system'],
+          message: 'give the system prompt as system or as prompts.system, not both',
+        });
       const own = input.tools.filter(isOwnToolName);
       if (own.length > OWN_TOOL_LIMITS.toolsPerRun)
         ctx.addIssue({

@@ -8,6 +8,7 @@
  */
 import { z } from 'zod';
 import { SIZE_BUDGETS, formatBytes, jsonBytes } from '../temporal-limits';
+import { backtracksBadly, jsonEqual, patternRegExp } from '../tools/json-schema/patterns';
 
 /** Repair turns an invalid answer gets unless the run's policy says otherwise. */
 export const DEFAULT_OUTPUT_REPAIRS = 2;
@@ -190,7 +191,7 @@ export function outputSchemaProblems(schema: unknown): string[] {
           else
             try {
               patternRegExp(value);
-              if (nestedQuantifier(value)) {
+              if (backtracksBadly(value)) {
                 problems.push(
                   `${at(here)} repeats a group that ends in a repeat, such as (a+)+: matching it can take exponential time, and it runs inside the workflow; write it without the nested repeat`,
                 );
@@ -211,74 +212,6 @@ export function outputSchemaProblems(schema: unknown): string[] {
   };
   walk(schema, []);
   return problems;
-}
-
-/**
- * A `pattern` as a regular expression: with the `u` flag, as JSON Schema means it, or without for a
- * pattern only that accepts (zod writes some). Compiled per use: workflow code keeps no caches.
- */
-function patternRegExp(pattern: string): RegExp {
-  try {
-    return new RegExp(pattern, 'u');
-  } catch {
-    return new RegExp(pattern);
-  }
-}
-
-/**
- * Whether a pattern repeats, without bound (`+`, `*`, `{n,}`), a group that ends in a repeat and
- * does not start with a fixed literal: `(a+)+`, `(\\w+\\s?)*`, `((x|y)+)*`, the classic shapes of
- * catastrophic backtracking. A group that starts or ends with a literal, as zod's email and
- * hostname patterns do (`(?:[a-z]+\\.)*`, `(?:\\.[a-z]…)*`), is not refused; nor are fixed or
- * bounded counts (`{4}`, `{2,5}`).
- */
-function nestedQuantifier(pattern: string): boolean {
-  const starts: number[] = [];
-  let lastRepeats = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === '\\') {
-      i += 1;
-      lastRepeats = false;
-    } else if (c === '[') {
-      while (i < pattern.length && pattern[i] !== ']') i += pattern[i] === '\\' ? 2 : 1;
-      lastRepeats = false;
-    } else if (c === '(') {
-      const prefix = /^\(\?(?:[:=!]|<[=!]|<[A-Za-z_]\w*>)/.exec(pattern.slice(i));
-      starts.push(i + (prefix ? prefix[0].length : 1));
-      lastRepeats = false;
-    } else if (c === ')') {
-      const start = starts.pop() ?? i;
-      const next = pattern.slice(i + 1);
-      const unbounded = next.startsWith('+') || next.startsWith('*') || /^\{\d+,\}/.test(next);
-      if (lastRepeats && unbounded && !startsWithFixedLiteral(pattern.slice(start, i))) return true;
-    } else if (c === '{') {
-      // `{n}` counts exactly; `{n,m}` and `{n,}` repeat.
-      lastRepeats = /^\{\d+,\d*\}/.test(pattern.slice(i));
-      i = pattern.indexOf('}', i) < 0 ? i : pattern.indexOf('}', i);
-    } else {
-      lastRepeats = c === '+' || c === '*' || c === '?';
-    }
-  }
-  return false;
-}
-
-/** Whether a group's content starts with one literal character that is not itself repeated. */
-function startsWithFixedLiteral(content: string): boolean {
-  const c = content[0];
-  if (c === undefined || '[(.^$|'.includes(c)) return false;
-  let width = 1;
-  if (c === '\\') {
-    if (/^\\[dDwWsSbBpPux0-9]/.test(content)) return false;
-    width = 2;
-  }
-  const after = content[width];
-  return (
-    after !== '+' &&
-    after !== '*' &&
-    after !== '?' &&
-    !(after === '{' && /^\{\d+,/.test(content.slice(width)))
-  );
 }
 
 /** The schema a local `$ref` names, or undefined. */
@@ -302,19 +235,6 @@ function typeOf(value: unknown): string {
 function hasType(value: unknown, type: string): boolean {
   const actual = typeOf(value);
   return actual === type || (type === 'number' && actual === 'integer');
-}
-
-/** JSON equality, key order aside (for `enum`, `const` and `uniqueItems`). */
-function equal(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) && Array.isArray(b)) return a.length === b.length && a.every((x, i) => equal(x, b[i]));
-  if (isRecord(a) && isRecord(b)) {
-    const keys = Object.keys(a);
-    return (
-      keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && equal(a[k], b[k]))
-    );
-  }
-  return false;
 }
 
 function child(path: string, key: string | number): string {
@@ -370,10 +290,10 @@ function collect(
       );
     }
   }
-  if (Array.isArray(s.enum) && !s.enum.some((e) => equal(e, v))) {
+  if (Array.isArray(s.enum) && !s.enum.some((e) => jsonEqual(e, v))) {
     add(path, `must be one of ${s.enum.map(show).join(', ')}; got ${show(v)}`);
   }
-  if ('const' in s && !equal(s.const, v)) add(path, `must be ${show(s.const)}; got ${show(v)}`);
+  if ('const' in s && !jsonEqual(s.const, v)) add(path, `must be ${show(s.const)}; got ${show(v)}`);
   if (typeof v === 'string') checkString(s, v, path, add);
   if (typeof v === 'number') checkNumber(s, v, path, add);
   if (Array.isArray(v)) {
@@ -386,7 +306,7 @@ function collect(
       add(path, `allows at most ${s.maxItems} items; has ${v.length}`);
     }
     if (s.uniqueItems === true) {
-      const dup = v.findIndex((x, i) => v.slice(0, i).some((y) => equal(x, y)));
+      const dup = v.findIndex((x, i) => v.slice(0, i).some((y) => jsonEqual(x, y)));
       if (dup >= 0) add(child(path, dup), 'repeats an earlier item; items must be unique');
     }
   }

@@ -27,7 +27,13 @@ export function isMcpRef(name: string): boolean {
   return name.startsWith(MCP_PREFIX);
 }
 
-/** Parses `mcp:<server>` or `mcp:<server>/<tool>`; a string saying what is wrong otherwise. */
+/**
+ * The tool that lists and reads a server's resources, as a run's `tools` and policies name it
+ * (`mcp:<server>/resources/*`). No MCP tool is named so: tool names have no `/`.
+ */
+export const MCP_RESOURCES_TOOL = 'resources/*';
+
+/** Parses `mcp:<server>`, `mcp:<server>/<tool>` or `mcp:<server>/resources/*`; a string saying what is wrong otherwise. */
 export function parseMcpRef(name: string): McpToolRef | string {
   const rest = name.slice(MCP_PREFIX.length);
   const slash = rest.indexOf('/');
@@ -36,10 +42,52 @@ export function parseMcpRef(name: string): McpToolRef | string {
   if (!SERVER_NAME.test(server)) {
     return `"${name}": an MCP server name is 1–64 letters, digits, "_" or "-" (write mcp:<server> or mcp:<server>/<tool>)`;
   }
-  if (tool !== undefined && !TOOL_NAME.test(tool)) {
-    return `"${name}": an MCP tool name is 1–128 letters, digits, "_", "-" or "." (write mcp:<server>/<tool>)`;
+  if (tool?.startsWith(PROMPT_SEGMENT)) {
+    return `"${name}" is a prompt, not a tool: use it as the run's prompts.task or prompts.system`;
+  }
+  if (tool !== undefined && tool !== MCP_RESOURCES_TOOL && !TOOL_NAME.test(tool)) {
+    return `"${name}": an MCP tool name is 1–128 letters, digits, "_", "-" or "." (write mcp:<server>/<tool>, or mcp:<server>/resources/* for its resources)`;
   }
   return tool === undefined ? { server } : { server, tool };
+}
+
+const PROMPT_SEGMENT = 'prompt/';
+/** MCP prompt names: as tool names, the spec's letters, digits, `_`, `-` and `.`. */
+const PROMPT_NAME = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/** A prompt of a server, named `mcp:<server>/prompt/<name>`. */
+export interface McpPromptRef {
+  server: string;
+  prompt: string;
+}
+
+/** Parses `mcp:<server>/prompt/<name>`; a string saying what is wrong otherwise. */
+export function parseMcpPromptRef(name: string): McpPromptRef | string {
+  const m = /^mcp:([^/]*)\/prompt\/(.*)$/.exec(name);
+  if (!m || !SERVER_NAME.test(m[1] ?? '') || !PROMPT_NAME.test(m[2] ?? '')) {
+    return `"${name.slice(0, 200)}": an MCP prompt is named mcp:<server>/prompt/<name> (a server name of 1–64 letters, digits, "_" or "-"; a prompt name of 1–128 letters, digits, "_", "-" or ".")`;
+  }
+  return { server: m[1] as string, prompt: m[2] as string };
+}
+
+/** A server's prompt used as a run's task or system prompt, with its arguments. */
+export interface McpPromptUse {
+  /** `mcp:<server>/prompt/<name>`. */
+  prompt: string;
+  /** The prompt's arguments (MCP prompt arguments are strings). */
+  arguments?: Record<string, string>;
+}
+
+/** Input of the `mcpPrompts` activity: the prompts a run starts from. */
+export interface McpPromptsInput {
+  system?: McpPromptUse;
+  task?: McpPromptUse;
+}
+
+/** What the `mcpPrompts` activity answers: each prompt as the text the run uses. */
+export interface McpPromptsOutput {
+  system?: string;
+  task?: string;
 }
 
 /** The qualified name of one MCP tool, as policies name it: `mcp:<server>/<tool>`. */
@@ -66,6 +114,8 @@ export interface McpToolSpec {
   /** The server's hints: a read-only, idempotent tool may run as a local activity. */
   readOnly?: boolean;
   idempotent?: boolean;
+  /** Set for the tool that lists and reads the server's resources (`tool` is MCP_RESOURCES_TOOL). */
+  resources?: true;
 }
 
 /** A tool discovery left out, and why (a schema we cannot represent, a budget). */

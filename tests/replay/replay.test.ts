@@ -22,9 +22,10 @@ const DIR = path.join(__dirname, 'histories');
  * Today's recordings, plus runs recorded by earlier versions of the code, each folder named for the
  * version: v1/ before large content went by reference, v2/ before search attributes were upserted
  * on change (every step before), v3/ before a policy could name a whole MCP server whose tools the
- * run enables one by one (such a run failed at start).
+ * run enables one by one (such a run failed at start), v4/ before MCP tool arguments were checked by
+ * the workflow's own JSON Schema check (zod's `z.fromJSONSchema` before).
  */
-const OLDER = ['v1', 'v2', 'v3'];
+const OLDER = ['v1', 'v2', 'v3', 'v4'];
 const FILES = [
   ...fs.readdirSync(DIR).filter((f) => f.endsWith('.json')),
   ...OLDER.flatMap((v) =>

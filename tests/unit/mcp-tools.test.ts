@@ -3,9 +3,10 @@
  * check follows faithfully, never a wrong one), the names the model calls them by, and `mcp:`
  * references.
  */
-import { z } from 'zod';
 import { schemaProblem } from '../../activities/mcp/discover';
-import { modelNameFor, parseMcpRef } from '../../shared/tools/mcp';
+import { resourcesToolSpec } from '../../activities/mcp/resources';
+import { jsonSchemaProblems } from '../../shared/tools/json-schema-check';
+import { modelNameFor, parseMcpPromptRef, parseMcpRef } from '../../shared/tools/mcp';
 
 const object = (properties: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
   type: 'object',
@@ -13,76 +14,53 @@ const object = (properties: Record<string, unknown>, extra: Record<string, unkno
   ...extra,
 });
 
-test('a schema the argument check cannot follow is skipped, saying why', () => {
+test('a schema is skipped only when the argument check cannot follow it, saying why', () => {
   const problems: [string, unknown, RegExp][] = [
     ['not an object', { type: 'string' }, /not a JSON Schema of type "object"/],
     ['no type', { properties: { a: { type: 'string' } } }, /not a JSON Schema of type "object"/],
     [
-      'if/then',
-      object(
-        { a: { type: 'string' } },
-        { if: { properties: { a: { const: 'x' } } }, then: { required: ['b'] } },
-      ),
-      /cannot be represented: Conditional schemas/,
+      'an external $ref',
+      object({ a: { $ref: 'https://example.com/a.json' } }),
+      /cannot be checked: properties\.a: "\$ref": "https:\/\/example\.com\/a\.json" points outside the schema/,
     ],
     [
-      'dependentRequired',
-      object({ a: { type: 'string' }, b: { type: 'string' } }, { dependentRequired: { a: ['b'] } }),
-      /cannot be represented: dependentSchemas and dependentRequired/,
-    ],
-    ['unevaluatedProperties', object({}, { unevaluatedProperties: false }), /cannot be represented/],
-    ['an external $ref', object({ a: { $ref: 'https://example.com/a.json' } }), /External \$ref/],
-    [
-      'a draft-07 definitions $ref',
-      object({ a: { $ref: '#/definitions/A' } }, { definitions: { A: { type: 'string' } } }),
-      /Reference not found: #\/definitions\/A/,
-    ],
-    // A Unicode property escape means something else without the `u` flag: valid names would be refused.
-    [
-      'a Unicode pattern',
-      object({ name: { type: 'string', pattern: '^\\p{L}+$' } }),
-      /pattern "\^\\\\p\{L\}\+\$" needs Unicode regular expressions/,
+      'a cycle',
+      object({ a: { $ref: '#/$defs/A' } }, { $defs: { A: { $ref: '#/$defs/A' } } }),
+      /no base case/,
     ],
     [
-      'a Unicode patternProperties key',
-      object({ m: { type: 'object', patternProperties: { '^\\u{1F600}': { type: 'string' } } } }),
-      /needs Unicode regular expressions/,
+      'invalid JSON Schema',
+      object({ a: { type: 'text' } }),
+      /cannot be checked: properties\.a\.type: must be one of/,
     ],
   ];
   for (const [what, schema, reason] of problems)
     expect([what, schemaProblem(schema)]).toEqual([what, expect.stringMatching(reason)]);
+  // Many problems: the first three, and that there are more; bounded for the run's events.
+  const many = object(Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`f${i}`, { type: 'text' }])));
+  const reason = schemaProblem(many) ?? '';
+  expect(reason).toMatch(/^its input schema cannot be checked: properties\.f0\.type: must be one of .*…$/);
+  expect(reason.length).toBeLessThanOrEqual(360);
 });
 
-test('a schema the check follows is offered, and the check agrees with it', () => {
-  const cases: [unknown, unknown[], unknown[]][] = [
-    [
-      object({ n: { type: 'integer', minimum: 1 } }, { required: ['n'] }),
-      [{ n: 2 }],
-      [{ n: 1.5 }, { n: 0 }, {}],
-    ],
-    [
-      object({ a: { $ref: '#/$defs/A' } }, { $defs: { A: { type: 'string', enum: ['x', 'y'] } } }),
-      [{ a: 'x' }],
-      [{ a: 'z' }],
-    ],
-    [object({ a: { type: ['string', 'null'] } }), [{ a: null }, { a: 's' }], [{ a: 1 }]],
-    [
-      object({ a: { anyOf: [{ type: 'string' }, { type: 'number' }] } }),
-      [{ a: 1 }, { a: 's' }],
-      [{ a: true }],
-    ],
-    [object({ a: { type: 'string' } }, { additionalProperties: false }), [{ a: 's' }], [{ a: 's', b: 1 }]],
-    [object({ name: { type: 'string', pattern: '^[a-z]+$' } }), [{ name: 'abc' }], [{ name: 'ABC' }]],
+test('schemas as servers write them are offered: $refs to properties and definitions, if/then/else, dependentRequired, unevaluatedProperties, Unicode patterns', () => {
+  const offered: unknown[] = [
+    object({
+      a: { type: ['boolean', 'string'] },
+      b: { $ref: '#/properties/a' },
+      c: { $ref: '#/properties/b' },
+    }),
+    object({ a: { $ref: '#/definitions/A' } }, { definitions: { A: { type: 'string' } } }),
+    object(
+      { a: { type: 'string' } },
+      { if: { properties: { a: { const: 'x' } } }, then: { required: ['b'] } },
+    ),
+    object({ a: { type: 'string' }, b: { type: 'string' } }, { dependentRequired: { a: ['b'] } }),
+    object({}, { unevaluatedProperties: false }),
+    object({ name: { type: 'string', pattern: '^\\p{L}+$' } }),
+    object({ m: { type: 'object', patternProperties: { '^\\u{1F600}': { type: 'string' } } } }),
   ];
-  for (const [schema, valid, invalid] of cases) {
-    expect(schemaProblem(schema)).toBeNull();
-    const check = z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
-    for (const v of valid) expect([v, check.safeParse(v).success]).toEqual([v, true]);
-    for (const v of invalid) expect([v, check.safeParse(v).success]).toEqual([v, false]);
-  }
-  // Properties the schema allows but does not name reach the server as sent.
-  const open = z.fromJSONSchema(object({ a: { type: 'string' } }) as Parameters<typeof z.fromJSONSchema>[0]);
-  expect(open.parse({ a: 's', extra: { kept: true } })).toEqual({ a: 's', extra: { kept: true } });
+  for (const schema of offered) expect([schema, schemaProblem(schema)]).toEqual([schema, null]);
 });
 
 test('the model calls a tool by its own name unless it clashes or is no valid tool name: then <server>__<tool>', () => {
@@ -98,4 +76,42 @@ test('mcp: references name a server or one of its tools; malformed ones say what
   expect(parseMcpRef('mcp:files/read_text_file')).toEqual({ server: 'files', tool: 'read_text_file' });
   expect(parseMcpRef('mcp:')).toMatch(/an MCP server name is 1–64 letters.*write mcp:<server>/);
   expect(parseMcpRef('mcp:files/bad tool')).toMatch(/an MCP tool name is 1–128 letters/);
+});
+
+test('the resources tool names what the server has, within its budget, and says how many more there are', () => {
+  const resources = Array.from({ length: 1000 }, (_, i) => ({
+    uri: `file:///docs/${i}.md`,
+    name: `doc ${i}`,
+    mimeType: 'text/markdown',
+    description: 'x'.repeat(500),
+  }));
+  const spec = resourcesToolSpec('docs', { resources, templates: [], more: false, digest: 'd' });
+  expect(spec).toEqual(
+    expect.objectContaining({
+      name: 'docs__resources',
+      tool: 'resources/*',
+      readOnly: true,
+      idempotent: true,
+    }),
+  );
+  expect(spec.description).toContain('It has 1000 resources and 0 templates:');
+  expect(spec.description).toContain('- doc 0 <file:///docs/0.md> (text/markdown): xxx');
+  expect(spec.description).toMatch(/… and 9\d\d more: list them to see all\.$/);
+  expect(Buffer.byteLength(spec.description)).toBeLessThan(4 * 1024);
+  expect(jsonSchemaProblems(spec.inputSchema)).toEqual([]);
+  const empty = resourcesToolSpec('db', { resources: [], templates: [], more: false, digest: 'd' });
+  expect(empty.description).toContain('It has none listed now.');
+});
+
+test('prompts are named mcp:<server>/prompt/<name>; as a tool, the name says where it belongs', () => {
+  expect(parseMcpPromptRef('mcp:everything/prompt/args-prompt')).toEqual({
+    server: 'everything',
+    prompt: 'args-prompt',
+  });
+  expect(parseMcpPromptRef('mcp:everything/args-prompt')).toMatch(
+    /an MCP prompt is named mcp:<server>\/prompt\/<name>/,
+  );
+  expect(parseMcpPromptRef('mcp:everything/prompt/a b')).toMatch(/a prompt name of 1–128 letters/);
+  expect(parseMcpRef('mcp:everything/prompt/args-prompt')).toMatch(/is a prompt, not a tool/);
+  expect(parseMcpRef('mcp:everything/resources/*')).toEqual({ server: 'everything', tool: 'resources/*' });
 });

@@ -162,7 +162,7 @@ test('arguments that break the tool’s own JSON Schema go back to the model; no
   );
   const rejected = out.events.filter((e) => e.kind === 'tool_rejected');
   expect(rejected).toEqual([expect.objectContaining({ toolCallId: 'bad', tool: 'get-sum' })]);
-  expect(rejected[0]?.text).toContain('Invalid arguments for get-sum: a: Invalid input: expected number');
+  expect(rejected[0]?.text).toContain('Invalid arguments for get-sum: a: expected number, got string "one"');
   expect(out.scheduled.filter((t) => t === 'mcp:everything/get-sum')).toHaveLength(1);
   expect(out.result.answer).toContain('3');
 }, 120_000);

@@ -1,6 +1,7 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  patched,
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
@@ -12,6 +13,18 @@ import type { AgentEvent } from '../../shared/api-shapes';
 import type { ToolDefinition } from '../../shared/tools/define';
 import type { McpCatalog, McpToolSpec } from '../../shared/tools/mcp';
 import { isMcpRef, mcpActivityType, mcpToolId } from '../../shared/tools/mcp';
+import { jsonSchemaArgsChecker } from '../../shared/tools/json-schema-check';
+
+/**
+ * Runs recorded before it checked MCP tool arguments with zod's `z.fromJSONSchema`, which judges a
+ * few schemas differently (it strips unknown fields, applies defaults, reads patterns without the
+ * `u` flag); since, with the workflow's own JSON Schema check, which follows every schema
+ * discovery offers.
+ */
+export const MCP_JSON_SCHEMA_CHECK_PATCH = 'mcp-json-schema-check';
+
+/** Skipped tools whose reasons get an event each; the worker's log has them all. */
+const MAX_SKIPPED_EVENTS = 20;
 
 /** Discovery: connect and list tools; a server that cannot start is retried a few times. */
 const { mcpDiscover } = proxyActivities<McpActivities>({
@@ -62,6 +75,8 @@ export class McpToolbox {
   private readonly definitions = new Map<string, ToolDefinition>();
   /** Set when a call saw another digest of its server's tools than the catalog holds. */
   private stale = false;
+  /** Whether calls are checked by the JSON Schema check (see MCP_JSON_SCHEMA_CHECK_PATCH); asked once. */
+  private jsonSchemaCheck: boolean | undefined;
   /** The run's `mcp:` references. */
   readonly refs: string[];
 
@@ -108,14 +123,27 @@ export class McpToolbox {
     this.use(catalog);
     this.stale = false;
     const names = catalog.tools.map((t) => t.name);
+    const skipped = catalog.skipped.map((s) => mcpToolId(s.server, s.tool));
     this.host.emit({
       kind: 'mcp_tools',
       text: `${first ? 'MCP tools' : 'MCP tools changed, now'}: ${names.join(', ') || '(none)'}${
-        catalog.skipped.length
-          ? `; skipped: ${catalog.skipped.map((s) => `${mcpToolId(s.server, s.tool)} (${s.reason})`).join('; ')}`
-          : ''
+        skipped.length ? `; skipped: ${skipped.join(', ')}` : ''
       }`,
     });
+    // Each skipped tool's reason in an event of its own, so no reason is cut short by another's.
+    for (const s of catalog.skipped.slice(0, MAX_SKIPPED_EVENTS))
+      this.host.emit({
+        kind: 'mcp_tools',
+        tool: mcpToolId(s.server, s.tool),
+        text: `skipped: ${s.reason}`,
+        isError: true,
+      });
+    if (catalog.skipped.length > MAX_SKIPPED_EVENTS)
+      this.host.emit({
+        kind: 'mcp_tools',
+        text: `${catalog.skipped.length - MAX_SKIPPED_EVENTS} more tools skipped; the worker's log says why`,
+        isError: true,
+      });
   }
 
   /** The tools the model sees by reference: the catalog's stored specs, when the run has MCP tools. */
@@ -137,14 +165,17 @@ export class McpToolbox {
   definition(spec: McpToolSpec): ToolDefinition {
     let def = this.definitions.get(spec.name);
     if (!def) {
+      const own = (this.jsonSchemaCheck ??= patched(MCP_JSON_SCHEMA_CHECK_PATCH));
       def = {
         name: spec.name,
         description: spec.description,
         description_zh: spec.description,
         category: 'mcp',
         sign: 'm',
-        // Discovery kept only schemas that convert; the server validates again on its side.
-        inputs: z.fromJSONSchema(spec.inputSchema),
+        // Discovery keeps only schemas the check follows; the server validates again on its side.
+        ...(own
+          ? { inputs: z.unknown(), checkArgs: jsonSchemaArgsChecker(spec.inputSchema, { name: spec.name }) }
+          : { inputs: z.fromJSONSchema(spec.inputSchema) }),
         output: 'the MCP tool result',
         activity: { startToCloseTimeout: MCP_CALL_OPTIONS.startToCloseTimeout },
       };
