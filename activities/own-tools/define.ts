@@ -10,7 +10,8 @@ import { z } from 'zod';
 import type { ContentRef } from '../../shared/content';
 import type { ToolActivityOptions, ToolCategory } from '../../shared/tools/define';
 import type { OwnToolApproval, OwnToolSpec } from '../../shared/tools/own';
-import { OWN_TOOL_LIMITS, OWN_TOOL_NAME, ownToolDefinition } from '../../shared/tools/own';
+import { OWN_TOOL_LIMITS, OWN_TOOL_NAME } from '../../shared/tools/own';
+import { jsonSchemaProblems } from '../../shared/tools/json-schema-check';
 import { TOOL_NAMES } from '../../shared/tools/names';
 import { jsonBytes } from '../../shared/temporal-limits';
 
@@ -237,13 +238,11 @@ export function defineTool<S extends ToolInputSchema>(options: ToolOptions<S>): 
       `Tool "${name}": its description and input schema take ${bytes} bytes as JSON, more than ${OWN_TOOL_LIMITS.specBytes}; shorten them`,
     );
   }
-  // The run checks calls with what it builds from the JSON Schema: build it once here, so a schema
-  // the run could not use is refused now rather than when a run starts.
-  try {
-    ownToolDefinition(spec);
-  } catch (err) {
+  // The run checks calls against the JSON Schema: one it could not follow is refused now, not in a run.
+  const problems = jsonSchemaProblems(spec.inputSchema);
+  if (problems.length) {
     throw new ToolDefinitionError(
-      `Tool "${name}": a run could not check calls against its input schema (${(err as Error).message.slice(0, 300)})`,
+      `Tool "${name}": a run could not check calls against its input schema: ${problems.join('; ').slice(0, 500)}`,
     );
   }
   const run: Tool<S>['run'] = (args, ctx) => options.run(args, ctx);

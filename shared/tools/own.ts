@@ -11,6 +11,7 @@ import type { ContentRef } from '../content';
 import type { ToolActivityOptions, ToolCategory, ToolDefinition } from './define';
 import { TOOL_NAMES } from './names';
 import { isMcpRef } from './mcp';
+import { jsonSchemaArgsChecker } from './json-schema-check';
 
 /** An own tool's name: snake_case, as models expect; also its activity type. */
 export const OWN_TOOL_NAME = /^[a-z][a-z0-9_]{0,63}$/;
@@ -70,8 +71,9 @@ export function isOwnToolName(name: string): boolean {
 
 /**
  * The tool as the run's tool runner handles every tool: its arguments checked against its JSON
- * Schema (the worker checks them again with the tool's own zod schema before it runs). Throws when
- * the schema cannot be used; `defineTool` builds it once so that happens when the tool is defined.
+ * Schema by the check MCP tools and client-side tools get (the worker checks them again with the
+ * tool's own zod schema before it runs, refinements included). `defineTool` refuses a schema the
+ * check cannot follow, so every spec a worker describes has a usable one.
  */
 export function ownToolDefinition(spec: OwnToolSpec): ToolDefinition {
   return {
@@ -80,7 +82,8 @@ export function ownToolDefinition(spec: OwnToolSpec): ToolDefinition {
     description_zh: spec.description,
     category: spec.category,
     sign: spec.sign,
-    inputs: z.fromJSONSchema(spec.inputSchema),
+    inputs: z.unknown(),
+    checkArgs: jsonSchemaArgsChecker(spec.inputSchema, { name: spec.name }),
     output: 'the tool result',
     activity: spec.activity,
     ...(spec.local ? { local: true } : {}),

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ToolDefinitionError, checkToolSet, defineTool } from '../../activities/own-tools/define';
 import { ownToolDefinition } from '../../shared/tools/own';
+import { checkToolArgs } from '../../shared/tools/define';
 import { loadToolsModule } from '../../workers/tools-module';
 import { DurableAgentPlugin } from '../../workers/plugin';
 import { testConfig } from '../../testkit/temporal';
@@ -49,8 +50,11 @@ test('a definition becomes a spec: JSON Schema of the arguments, activity option
   });
   // What the workflow checks calls with: built from the spec alone.
   const def = ownToolDefinition(tool.spec);
-  expect(def.inputs.safeParse({ id: 'A-1' }).success).toBe(true);
-  expect(def.inputs.safeParse({ id: 1 }).success).toBe(false);
+  expect(checkToolArgs(def, { id: 'A-1' })).toEqual({ success: true, data: { id: 'A-1' } });
+  expect(checkToolArgs(def, { id: 1 })).toEqual({
+    success: false,
+    error: expect.stringMatching(/^Invalid arguments for lookup_order: id: expected string/) as unknown,
+  });
 });
 
 test.each([
