@@ -5,6 +5,9 @@ import type { TemporalTarget } from '../workers/connect';
 import { DEFAULT_API_URL } from './options';
 import type * as ApprovalClient from '../client/approval-client';
 import type * as TracedClient from '../client/traced-client';
+import type { RunApproval } from '../client/approval-client';
+import { localTime } from '../shared/local-time';
+import { runPagePath } from '../shared/approval-notice';
 
 /** What the commands run, loaded when one runs: `--help` and a mistyped flag load none of it. */
 function load() {
@@ -14,6 +17,23 @@ function load() {
     ...(require('../client/traced-client') as typeof TracedClient),
   };
   /* eslint-enable @typescript-eslint/no-require-imports */
+}
+
+/** The run page of a call: a full URL when the web UI's address is known, else its path. */
+export function runPageOf(a: RunApproval, apiUrl?: string): string {
+  const p = runPagePath(a.workflowId);
+  return apiUrl ? `${apiUrl.replace(/\/+$/, '')}${p}` : p;
+}
+
+/**
+ * A waiting call for terminals: run, call, tool and deadline (local time), then the arguments in
+ * words and the run page (`apiUrl`: where `durable-agent api` serves the web UI).
+ */
+export function formatApproval(a: RunApproval, apiUrl?: string): string {
+  return (
+    `${a.workflowId} ${a.toolCallId}: ${a.tool} until ${localTime(a.deadline)} (${a.reason})\n` +
+    `    ${a.summary}\n    run page: ${runPageOf(a, apiUrl)}`
+  );
 }
 
 /** Largest `--args` file: edited arguments travel in one update, far below Temporal's payload limit. */
@@ -66,7 +86,7 @@ export function registerApprovalCommands(program: Command, target: () => Tempora
     .option('--json', 'JSON output')
     .action(async (id: string | undefined, o: { user?: string; apiUrl?: string; json?: boolean }) => {
       const apiUrl = apiUrlOf(o.apiUrl ?? process.env.DURABLE_AGENT_API_URL) ?? DEFAULT_API_URL;
-      const { formatApproval, listApprovals, runPageOf, withClient } = load();
+      const { listApprovals, withClient } = load();
       await withClient(target(), async (client) => {
         const waiting = await listApprovals(client, {
           ...(id ? { workflowId: id } : {}),

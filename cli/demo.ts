@@ -13,6 +13,8 @@ import type * as Deliver from '../client/deliver';
 import type * as ModelSpec from '../client/model-spec';
 import type * as StartRun from '../client/start-run';
 import type * as Watch from '../client/watch';
+import type * as Progress from './progress';
+import type * as Printer from './live-token-printer';
 
 /** What `demo` runs, loaded when it runs: `--help` and a mistyped flag load none of it. */
 function load() {
@@ -27,6 +29,8 @@ function load() {
     ...(require('../client/model-spec') as typeof ModelSpec),
     ...(require('../client/start-run') as typeof StartRun),
     ...(require('../client/watch') as typeof Watch),
+    ...(require('./progress') as typeof Progress),
+    ...(require('./live-token-printer') as typeof Printer),
   };
   /* eslint-enable @typescript-eslint/no-require-imports */
 }

@@ -14,6 +14,8 @@ import type * as Answer from '../client/answer';
 import type * as Pollers from '../client/pollers';
 import type * as StartRun from '../client/start-run';
 import type * as Watch from '../client/watch';
+import type * as Progress from './progress';
+import type * as Printer from './live-token-printer';
 import type * as LiveTokens from '../client/live-tokens';
 import type * as RunInput from './run-input';
 import type * as AskPrompt from './ask-prompt';
@@ -30,6 +32,8 @@ function load() {
     ...(require('../client/pollers') as typeof Pollers),
     ...(require('../client/start-run') as typeof StartRun),
     ...(require('../client/watch') as typeof Watch),
+    ...(require('./progress') as typeof Progress),
+    ...(require('./live-token-printer') as typeof Printer),
     ...(require('../client/live-tokens') as typeof LiveTokens),
     ...(require('./run-input') as typeof RunInput),
     ...(require('./ask-prompt') as typeof AskPrompt),

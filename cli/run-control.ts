@@ -6,6 +6,7 @@ import type { RunLimitName } from '../shared/run-limits';
 import { formatAnswer } from '../shared/render-citations';
 import { localTime } from '../shared/local-time';
 import { printable } from '../shared/identifiers';
+import { counted } from '../shared/words';
 import { formatRunBuild } from '../shared/worker-versioning';
 import type { TemporalTarget } from '../workers/connect';
 import type * as TemporalClient from '@temporalio/client';
@@ -17,6 +18,8 @@ import type * as Retries from '../client/retries';
 import type * as TemporalErrors from '../client/temporal-errors';
 import type * as TracedClient from '../client/traced-client';
 import type * as Watch from '../client/watch';
+import type * as Progress from './progress';
+import type * as Printer from './live-token-printer';
 import type * as LiveTokens from '../client/live-tokens';
 import type * as RunBuild from '../client/run-build';
 
@@ -33,6 +36,8 @@ function load() {
     ...(require('../client/temporal-errors') as typeof TemporalErrors),
     ...(require('../client/traced-client') as typeof TracedClient),
     ...(require('../client/watch') as typeof Watch),
+    ...(require('./progress') as typeof Progress),
+    ...(require('./live-token-printer') as typeof Printer),
     ...(require('../client/live-tokens') as typeof LiveTokens),
     ...(require('../client/run-build') as typeof RunBuild),
   };
@@ -109,8 +114,7 @@ export function registerRunControlCommands(program: Command, target: () => Tempo
     .argument('<id>', 'workflow id')
     .option('--json', 'JSON output')
     .action(async (id: string, o: { json?: boolean }) => {
-      const { counted, describeRunLimit, formatRetry, resolveRunAnswer, retryingActivities, runBuild } =
-        load();
+      const { describeRunLimit, formatRetry, resolveRunAnswer, retryingActivities, runBuild } = load();
       await withHandle(id, async (h, client) => {
         const desc = await h.describe();
         const state = await queryStateOrExplain(h, client, desc, o.json === true);

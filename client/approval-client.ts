@@ -6,9 +6,7 @@
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { ApprovalDecision, PendingApproval } from '../shared/agent';
-import { localTime } from '../shared/local-time';
 import { AGENT_WORKFLOW_TYPE, approveToolCallUpdate, stateQuery } from '../shared/agent/messages';
-import { runPagePath } from '../shared/approval-notice';
 
 /** Most runs `listApprovals` looks at across the namespace. */
 export const MAX_RUNS_LISTED = 200;
@@ -102,21 +100,4 @@ export async function decideApproval(
     }
     throw err;
   }
-}
-
-/** The run page of a call: a full URL when the web UI's address is known, else its path. */
-export function runPageOf(a: RunApproval, apiUrl?: string): string {
-  const p = runPagePath(a.workflowId);
-  return apiUrl ? `${apiUrl.replace(/\/+$/, '')}${p}` : p;
-}
-
-/**
- * A waiting call for terminals: run, call, tool and deadline (local time), then the arguments in
- * words and the run page (`apiUrl`: where `durable-agent api` serves the web UI).
- */
-export function formatApproval(a: RunApproval, apiUrl?: string): string {
-  return (
-    `${a.workflowId} ${a.toolCallId}: ${a.tool} until ${localTime(a.deadline)} (${a.reason})\n` +
-    `    ${a.summary}\n    run page: ${runPageOf(a, apiUrl)}`
-  );
 }

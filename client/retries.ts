@@ -35,13 +35,3 @@ export function retryingActivities(desc: WorkflowExecutionDescription): Retrying
     ];
   });
 }
-
-/** One line for a retried activity, e.g. for `run` and `status`. */
-export function formatRetry(r: RetryingActivity, now = new Date()): string {
-  const due = r.nextAttemptAt
-    ? r.nextAttemptAt.getTime() > now.getTime()
-      ? `; next attempt in ${Math.ceil((r.nextAttemptAt.getTime() - now.getTime()) / 1000)} s (${r.nextAttemptAt.toLocaleTimeString()})`
-      : '; next attempt now'
-    : '; attempt running';
-  return `↻ ${r.activity} is being retried: attempt ${r.attempt} (the last failed: ${r.lastError.slice(0, 300)})${due}`;
-}

@@ -12,6 +12,8 @@ import type * as ModelSpec from '../../client/model-spec';
 import type * as StartRun from '../../client/start-run';
 import type * as TemporalErrors from '../../client/temporal-errors';
 import type * as Watch from '../../client/watch';
+import type * as Progress from '../progress';
+import type * as Printer from '../live-token-printer';
 import type * as Citations from '../../client/debug/citations';
 import type * as Content from '../../client/debug/content';
 import type * as StoreContent from '../../client/content';
@@ -43,6 +45,8 @@ function load() {
     ...(require('../../client/start-run') as typeof StartRun),
     ...(require('../../client/temporal-errors') as typeof TemporalErrors),
     ...(require('../../client/watch') as typeof Watch),
+    ...(require('../progress') as typeof Progress),
+    ...(require('../live-token-printer') as typeof Printer),
     ...(require('../../client/debug/citations') as typeof Citations),
     ...(require('../../client/debug/content') as typeof Content),
     ...(require('../../client/content') as typeof StoreContent),

@@ -18,7 +18,8 @@ import {
 import { FileStreamChannel, sweepFolder } from '../../activities/streaming/file-channel';
 import { PostgresStreamChannel } from '../../activities/streaming/postgres-channel';
 import type { LiveEvent } from '../../client/live-tokens';
-import { followLiveTokens, liveTokenPrinter } from '../../client/live-tokens';
+import { followLiveTokens } from '../../client/live-tokens';
+import { liveTokenPrinter } from '../../cli/live-token-printer';
 import { PG_URL } from '../../testkit/sql-fixtures';
 import { tempDir, uid } from '../../testkit/temporal';
 

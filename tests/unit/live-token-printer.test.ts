@@ -7,9 +7,9 @@
  */
 import type { StreamFrame } from '../../activities/streaming';
 import type { AgentEvent } from '../../shared/agent';
-import { liveTokenPrinter } from '../../client/live-tokens';
+import { liveTokenPrinter } from '../../cli/live-token-printer';
 import type { LiveEvent } from '../../client/live-tokens';
-import { formatEventBesideTokens } from '../../client/watch';
+import { formatEventBesideTokens } from '../../cli/progress';
 
 const tag = { run: 'r', step: 2, call: '7', attempt: 1 };
 let seq = 0;

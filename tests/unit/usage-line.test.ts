@@ -1,5 +1,6 @@
 /** The closing line of `run` counts in the right number: "1 tool call", not "1 tool calls". */
-import { counted, usageLine } from '../../client/watch';
+import { usageLine } from '../../cli/progress';
+import { counted } from '../../shared/words';
 
 const usage = (toolCalls: number) => ({ inputTokens: 10, outputTokens: 2, modelCalls: 1, toolCalls });
 
