@@ -3,6 +3,7 @@
  * visibility), and decisions sent as the validated `approveToolCall` update. The CLI and the HTTP
  * API share it, so both say the same thing about finished runs and refused decisions.
  */
+import { noSuchRunMessage } from '../shared/identifiers';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { ApprovalDecision, PendingApproval } from '../shared/agent';
@@ -35,7 +36,7 @@ async function runningHandle(client: Client, workflowId: string) {
     status = (await handle.describe()).status.name;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError)
-      throw new ApprovalRequestError('not_found', `No run with id "${workflowId}" in this namespace`);
+      throw new ApprovalRequestError('not_found', noSuchRunMessage(workflowId));
     throw err;
   }
   if (status !== 'RUNNING') {

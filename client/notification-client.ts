@@ -5,6 +5,7 @@
  * what is wrong (no such target, too large, busy, no worker, server unreachable), so both doors
  * report them the same way.
  */
+import { TEMPORAL_LIMITS } from '../shared/temporal-limits';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from '@temporalio/client';
@@ -68,9 +69,6 @@ export class NotificationTargetError extends Error {
  */
 export const ANSWER_TIMEOUT_MS = 10_000;
 
-/** Longest accepted target; workflow ids are bounded by the server too, this keeps errors readable. */
-const MAX_TARGET_LENGTH = 1000;
-
 /**
  * Checks a target (an agent run's workflow id or `inbox:<user>`) and returns it trimmed, or a
  * message saying what to give instead.
@@ -82,8 +80,9 @@ export function checkTarget(raw: unknown): { ok: true; target: string } | { ok: 
   if (typeof raw !== 'string')
     return { ok: false, error: 'target must be a string: a run id or inbox:<user>' };
   const target = raw.trim();
-  if (target.length > MAX_TARGET_LENGTH) {
-    return { ok: false, error: `target must be at most ${MAX_TARGET_LENGTH} characters` };
+  // Before any pattern runs over it: the server's own bound on ids.
+  if (target.length > TEMPORAL_LIMITS.idBytes) {
+    return { ok: false, error: `target must be at most ${TEMPORAL_LIMITS.idBytes} characters` };
   }
   if (target.startsWith('inbox:') && inboxUser(target) === null) {
     return { ok: false, error: 'target inbox: needs a user name, e.g. inbox:alice' };

@@ -5,6 +5,7 @@
  * a Temporal `Client` that return data and throw {@link QuestionRequestError}; the CLI, the HTTP
  * API, the MCP server and the SDK share them, so every door says the same thing.
  */
+import { noSuchRunMessage } from '../shared/identifiers';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -51,7 +52,7 @@ async function runningHandle(client: Client, workflowId: string): Promise<Workfl
     status = (await handle.describe()).status.name;
   } catch (err) {
     if (err instanceof WorkflowNotFoundError)
-      throw new QuestionRequestError('not_found', `No run with id "${workflowId}" in this namespace`);
+      throw new QuestionRequestError('not_found', noSuchRunMessage(workflowId));
     throw err;
   }
   if (status !== 'RUNNING') {

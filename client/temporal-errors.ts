@@ -15,6 +15,7 @@
  *   second before the deadline, so always ahead of ours;
  * - without a deadline of ours, the same at the server's own 30 s limit.
  */
+import { noSuchRunMessage } from '../shared/identifiers';
 import {
   WorkflowNotFoundError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
@@ -116,7 +117,7 @@ const NOT_FOUND = 5;
 export class RunNotFoundError extends Error {
   override readonly name = 'RunNotFoundError';
   constructor(readonly workflowId: string) {
-    super(`No run with id "${workflowId}" in this namespace`);
+    super(noSuchRunMessage(workflowId));
   }
 }
 

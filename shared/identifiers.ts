@@ -73,3 +73,8 @@ export function printable(text: string, keepLines = false): string {
     return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
   });
 }
+
+/** What every door says of a workflow id the namespace does not hold: one wording. */
+export function noSuchRunMessage(workflowId: string): string {
+  return `No run with id "${workflowId}" in this namespace`;
+}

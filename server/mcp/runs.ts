@@ -5,6 +5,7 @@
  * it (`agent_cancel`). Everything goes through client/, as the CLI and the HTTP API do, and reads
  * only what Temporal holds, so a client finds its run whichever server process it asks.
  */
+import { noSuchRunMessage } from '../../shared/identifiers';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
@@ -49,7 +50,7 @@ const RunId = z.string().min(1).max(1000).describe('The run’s workflow id (age
 /** A failure about run `id`, as a tool error result; unknown failures are thrown on. */
 function runFailure(err: unknown, id: string): CallToolResult {
   if (err instanceof ApprovalRequestError) return errorResult(err.message);
-  if (err instanceof WorkflowNotFoundError) return errorResult(`No run with id "${id}" in this namespace`);
+  if (err instanceof WorkflowNotFoundError) return errorResult(noSuchRunMessage(id));
   const explained = explainTargetError(err, id);
   if (explained instanceof NotificationTargetError) return errorResult(explained.message);
   throw err;
@@ -152,7 +153,7 @@ export function registerRunTools(server: McpServer, ctx: RunToolsContext): void 
       },
       getTask: async (_args, extra) => {
         const task = await taskOfRun(client, extra.taskId);
-        if (!task) throw new McpError(ErrorCode.InvalidParams, `No run with id "${extra.taskId}"`);
+        if (!task) throw new McpError(ErrorCode.InvalidParams, noSuchRunMessage(extra.taskId));
         return task;
       },
       getTaskResult: (_args, extra) => resultOfRun(client, extra.taskId),

@@ -7,6 +7,7 @@
  * with `agent_answer`), completed → `completed`, failed, timed out or
  * terminated → `failed`, cancelled → `cancelled`.
  */
+import { noSuchRunMessage } from '../../shared/identifiers';
 import type { TaskStore } from '@modelcontextprotocol/sdk/experimental/tasks/interfaces.js';
 import type { CallToolResult, Result, Task } from '@modelcontextprotocol/sdk/types.js';
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
@@ -122,7 +123,7 @@ export async function resultOfRun(client: Client, workflowId: string): Promise<C
     if (err instanceof WorkflowFailedError) {
       return errorResult(`Run ${workflowId} ended without an answer: ${err.cause?.message ?? err.message}`);
     }
-    if (err instanceof WorkflowNotFoundError) return errorResult(`No run with id "${workflowId}"`);
+    if (err instanceof WorkflowNotFoundError) return errorResult(noSuchRunMessage(workflowId));
     throw err;
   }
   const answer =
