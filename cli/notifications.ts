@@ -3,6 +3,7 @@
  * the HTTP API server (`api`). Every command goes through the public contract: updates to change,
  * queries to read, so what the CLI does any other Temporal client can do.
  */
+import { formatZodIssues } from '../shared/tools/define';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import type { Notification } from '../shared/notifications/schema';
@@ -297,8 +298,7 @@ export function registerNotificationCommands(program: Command, target: () => Tem
       if ((o.ids !== undefined) === (o.all === true))
         throw new Error('Give exactly one of --ids a,b or --all');
       const input = MarkReadInputSchema.safeParse(o.all ? { all: true } : { ids: o.ids });
-      if (!input.success)
-        throw new Error(`Invalid --ids: ${input.error.issues.map((i) => i.message).join('; ')}`);
+      if (!input.success) throw new Error(`Invalid --ids: ${formatZodIssues(input.error)}`);
       await withCommandClient(target(), 'mark-read', async (client) => {
         const result = await sendMarkRead(client, id, input.data);
         console.log(`Marked read in ${id}; ${result.unread} unread left`);

@@ -1,4 +1,5 @@
 import fs from 'node:fs';
+import { formatZodIssues } from '../shared/tools/define';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -273,10 +274,7 @@ function loadConfigFile(file: string | undefined, env: NodeJS.ProcessEnv): z.out
   }
   const parsed = FileSchema.safeParse(resolveEnvRefs(raw, env, ''));
   if (!parsed.success) {
-    const problems = parsed.error.issues
-      .map((i) => `${i.path.join('.') || '(file)'}: ${i.message}`)
-      .join('; ');
-    throw new ConfigError(`Invalid config file ${file}: ${problems}`);
+    throw new ConfigError(`Invalid config file ${file}: ${formatZodIssues(parsed.error)}`);
   }
   return parsed.data;
 }
@@ -292,8 +290,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   );
   const parsed = EnvSchema.safeParse(picked);
   if (!parsed.success) {
-    const problems = parsed.error.issues.map((i) => `${String(i.path[0])}: ${i.message}`).join('; ');
-    throw new ConfigError(`Invalid worker configuration: ${problems}`);
+    throw new ConfigError(`Invalid worker configuration: ${formatZodIssues(parsed.error)}`);
   }
   const e = parsed.data;
   const file = loadConfigFile(e.DURABLE_AGENT_CONFIG, env);

@@ -3,6 +3,7 @@
  * (`durable-agent-content-gc:<task queue>`; workers/content-gc-schedule.ts): one activity that
  * collects the worker's store and answers what it removed.
  */
+import { formatZodIssues } from '../shared/tools/define';
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type { ContentGcActivities } from '../activities/types';
@@ -28,7 +29,7 @@ export async function contentGcWorkflow(input: ContentGcInput = {}): Promise<Con
   const parsed = ContentGcInputSchema.safeParse(input ?? {});
   if (!parsed.success)
     throw ApplicationFailure.nonRetryable(
-      `Invalid content GC input: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
+      `Invalid content GC input: ${formatZodIssues(parsed.error)}`,
       'InvalidGcInput',
     );
   return collectContentGarbage(parsed.data);

@@ -5,6 +5,7 @@ import {
   continueAsNew,
   workflowInfo,
 } from '@temporalio/workflow';
+import { formatZodIssues } from '../shared/tools/define';
 import { SIZE_BUDGETS } from '../shared/temporal-limits';
 import { NotificationStateSchema } from '../shared/notifications/state';
 import type { NotificationState } from '../shared/notifications/state';
@@ -58,7 +59,7 @@ export async function inboxWorkflow(input: InboxInput = {}): Promise<never> {
   if (parsed && !parsed.success) {
     throw ApplicationFailure.create({
       type: 'InvalidInboxState',
-      message: `Invalid carried inbox state: ${parsed.error.issues.map((i) => i.message).join('; ')}`,
+      message: `Invalid carried inbox state: ${formatZodIssues(parsed.error)}`,
       nonRetryable: true,
     });
   }

@@ -7,6 +7,7 @@
  * the cutoff. A run waiting for approval for weeks is open, so its values stay; a closed run's
  * values stay as long as its history is retained, so it can be replayed, exported or forked.
  */
+import { formatZodIssues } from '../../shared/tools/define';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ContentRef } from '../../shared/content';
 import type { ContentGcInput, ContentGcReport } from '../../shared/content-gc';
@@ -69,7 +70,7 @@ export async function collectContent(
   const checked = ContentGcInputSchema.safeParse(input);
   if (!checked.success)
     throw ApplicationFailure.nonRetryable(
-      `Invalid content GC input: ${checked.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')}`,
+      `Invalid content GC input: ${formatZodIssues(checked.error)}`,
       'InvalidGcInput',
     );
 

@@ -2,6 +2,7 @@
  * Runs the notifications API on Node's HTTP server, refusing to expose it beyond this machine
  * without a bearer token.
  */
+import { formatZodIssues } from '../../shared/tools/define';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
@@ -81,16 +82,14 @@ export function loadApiConfig(env: NodeJS.ProcessEnv = process.env): ApiConfig {
     DURABLE_AGENT_API_RATE_PER_SECOND: blankToUndefined(env.DURABLE_AGENT_API_RATE_PER_SECOND),
   });
   if (!parsed.success) {
-    throw new ApiConfigError(
-      `Invalid API configuration: ${parsed.error.issues.map((i) => `${String(i.path[0])} ${i.message}`).join('; ')}`,
-    );
+    throw new ApiConfigError(`Invalid API configuration: ${formatZodIssues(parsed.error)}`);
   }
   let corsOrigins: string[];
   try {
     corsOrigins = parseCorsOrigins(env.DURABLE_AGENT_API_CORS_ORIGINS);
   } catch (err) {
     throw new ApiConfigError(
-      `Invalid API configuration: DURABLE_AGENT_API_CORS_ORIGINS ${(err as Error).message}`,
+      `Invalid API configuration: DURABLE_AGENT_API_CORS_ORIGINS: ${(err as Error).message}`,
     );
   }
   const mcpTools = env.DURABLE_AGENT_MCP_TOOLS?.split(',')

@@ -3,6 +3,7 @@
  * answer, typed when you give an output schema. Cancelling your workflow cancels the agent (and the
  * tools it runs); its budgets are the ones its input sets.
  */
+import { formatZodIssues } from '../../shared/tools/define';
 import type { ChildWorkflowHandle } from '@temporalio/workflow';
 import {
   ApplicationFailure,
@@ -73,9 +74,7 @@ function typed<T>(result: AgentResult, parse: z.ZodType<T> | undefined): AgentSt
   if (!parsed.success) {
     throw ApplicationFailure.create({
       type: 'OutputValidationError',
-      message: `The agent's output does not match the zod schema: ${parsed.error.issues
-        .map((i) => `${i.path.join('.') || '(output)'}: ${i.message}`)
-        .join('; ')}`,
+      message: `The agent's output does not match the zod schema: ${formatZodIssues(parsed.error)}`,
       nonRetryable: true,
     });
   }
