@@ -3,7 +3,7 @@
  * the HTTP API server (`api`). Every command goes through the public contract: updates to change,
  * queries to read, so what the CLI does any other Temporal client can do.
  */
-import { formatZodIssues } from '../shared/tools/define';
+import { formatZodIssues } from '../shared/zod-issues';
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import type { Notification } from '../shared/notifications/schema';

@@ -13,7 +13,7 @@ import type { NotificationPage, NotificationPageInput } from '../shared/notifica
 import type { MarkReadInput, NotificationInput } from '../shared/notifications/schema';
 import { MarkReadInputSchema } from '../shared/notifications/schema';
 import { DEFAULT_TASK_QUEUE } from '../shared/task-queues';
-import { formatZodIssues } from '../shared/tools/define';
+import { formatZodIssues } from '../shared/zod-issues';
 import { connectClient, temporalTarget } from '../workers/connect';
 import { AgentClientError, guarded } from './agent-client-error';
 import { AgentRun } from './agent-run';

@@ -11,7 +11,7 @@ import { KNOWLEDGE_BASE_DEFAULTS } from '../activities/search/kb/defaults';
 import type { KnowledgeBaseIndex, KnowledgeBaseWriter } from '../activities/search/kb/engine';
 import type { KnowledgeBaseSettings } from '../activities/search/kb/open';
 import { PROJECT_ROOT } from '../shared/project-root';
-import type * as ToolDefine from '../shared/tools/define';
+import { formatZodIssues } from '../shared/zod-issues';
 import type * as SearchTools from '../shared/tools/search';
 import type * as SearchConfig from '../activities/search/config';
 import type * as ConfigErrors from '../workers/config-error';
@@ -33,7 +33,6 @@ export const kbModules = {
   indexer: () => require('../activities/search/kb/indexer') as typeof KbIndexer,
   open: () => require('../activities/search/kb/open') as typeof KbOpen,
   snippet: () => require('../activities/search/kb/snippet') as typeof KbSnippet,
-  define: () => require('../shared/tools/define') as typeof ToolDefine,
   searchTools: () => require('../shared/tools/search') as typeof SearchTools,
   searchConfig: () => require('../activities/search/config') as typeof SearchConfig,
   configError: () => require('../workers/config-error') as typeof ConfigErrors,
@@ -105,7 +104,7 @@ export function searchArgs(query: string, max: number): { query: string; max_res
   if (q && q.length <= 400 && Number.isInteger(max) && max >= 1 && max <= 100)
     return { query: q, max_results: max };
   const args = kbModules.searchTools().KnowledgeBaseSearchArgs.safeParse({ query, max_results: max });
-  if (!args.success) throw new Error(kbModules.define().formatZodIssues(args.error));
+  if (!args.success) throw new Error(formatZodIssues(args.error));
   return args.data;
 }
 

@@ -1,5 +1,5 @@
 import fs from 'node:fs';
-import { formatZodIssues } from '../shared/tools/define';
+import { formatZodIssues } from '../shared/zod-issues';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';

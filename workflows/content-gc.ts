@@ -3,7 +3,7 @@
  * (`durable-agent-content-gc:<task queue>`; workers/content-gc-schedule.ts): one activity that
  * collects the worker's store and answers what it removed.
  */
-import { formatZodIssues } from '../shared/tools/define';
+import { formatZodIssues } from '../shared/zod-issues';
 import { ApplicationFailure, proxyActivities } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
 import type { ContentGcActivities } from '../activities/types';

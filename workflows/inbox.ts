@@ -5,7 +5,7 @@ import {
   continueAsNew,
   workflowInfo,
 } from '@temporalio/workflow';
-import { formatZodIssues } from '../shared/tools/define';
+import { formatZodIssues } from '../shared/zod-issues';
 import { SIZE_BUDGETS } from '../shared/temporal-limits';
 import { NotificationStateSchema } from '../shared/notifications/state';
 import type { NotificationState } from '../shared/notifications/state';

@@ -7,7 +7,7 @@
  * the cutoff. A run waiting for approval for weeks is open, so its values stay; a closed run's
  * values stay as long as its history is retained, so it can be replayed, exported or forked.
  */
-import { formatZodIssues } from '../../shared/tools/define';
+import { formatZodIssues } from '../../shared/zod-issues';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ContentRef } from '../../shared/content';
 import type { ContentGcInput, ContentGcReport } from '../../shared/content-gc';

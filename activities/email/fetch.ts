@@ -11,7 +11,7 @@ import type {
 import { simpleParser } from 'mailparser';
 import type { z } from 'zod';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
-import { formatZodIssues } from '../../shared/tools/define';
+import { formatZodIssues } from '../../shared/zod-issues';
 import type { EmailCursor } from '../../shared/tools/email';
 import { FetchEmailArgs } from '../../shared/tools/email';
 import type { EmailConnections } from './connections';

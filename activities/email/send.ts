@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import type { EmailErrorType } from '../../shared/tools/email';
 import { SendEmailArgs } from '../../shared/tools/email';
-import { formatZodIssues } from '../../shared/tools/define';
+import { formatZodIssues } from '../../shared/zod-issues';
 import { heartbeatEvery } from '../heartbeats';
 import type { EmailStallPoint, ResolvedAccount } from './config';
 import type { EmailConnections } from './connections';

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { ChatMessage } from '../../shared/conversation';
 import type { CallModelOutput, ModelChoice, ScriptedTurn } from '../../shared/model';
 import { ScriptedTurnSchema } from '../../shared/model';
-import { formatZodIssues } from '../../shared/tools/define';
+import { formatZodIssues } from '../../shared/zod-issues';
 import type { ModelDelta, ModelProvider } from './provider';
 
 const ScriptFileSchema = z.object({

@@ -6,7 +6,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ModelToolSpec } from '../../shared/model';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
-import { formatZodIssues } from '../../shared/tools/define';
+import { formatZodIssues } from '../../shared/zod-issues';
 import type { DescribeOwnToolsInput, OwnToolCatalog } from '../../shared/tools/own';
 import { OWN_TOOL_LIMITS } from '../../shared/tools/own';
 import { TOOL_NAMES } from '../../shared/tools/names';

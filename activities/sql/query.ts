@@ -2,7 +2,7 @@ import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import type { z } from 'zod';
 import { heartbeatEvery } from '../heartbeats';
-import { formatZodIssues } from '../../shared/tools/define';
+import { formatZodIssues } from '../../shared/zod-issues';
 import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { SqlQueryArgs } from '../../shared/tools/sql';
 import type { SqlStallPoint } from './config';

@@ -14,7 +14,7 @@ import type { ActivitiesConfig } from '../../activities/config';
 import type { LocalToolCard } from '../../prompts/local-model';
 import { LOCAL_TOOL_CARDS } from '../../prompts/local-model';
 import type { ModelChoice } from '../../shared/model';
-import { formatZodIssues } from '../../shared/tools/define';
+import { formatZodIssues } from '../../shared/zod-issues';
 
 /** Characters of one card's texts: a card is a line or two of a small model's prompt. */
 const CARD_TEXT_CHARS = 600;

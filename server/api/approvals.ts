@@ -6,7 +6,7 @@
 import type { Client } from '@temporalio/client';
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
-import { formatZodIssues } from '../../shared/tools/define';
+import { formatZodIssues } from '../../shared/zod-issues';
 import { ApprovalRequestError, decideApproval, listApprovals } from '../../client/approval-client';
 
 /** Workflow ids and tool call ids are bounded here to keep requests small. */

@@ -7,7 +7,7 @@
 import type { Client } from '@temporalio/client';
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
-import { formatZodIssues } from '../../shared/tools/define';
+import { formatZodIssues } from '../../shared/zod-issues';
 import type { QuestionErrorCode } from '../../client/questions';
 import { QuestionRequestError, answerQuestion, listQuestions } from '../../client/questions';
 

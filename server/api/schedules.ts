@@ -8,7 +8,7 @@ import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { OVERLAP_POLICY_NAMES } from '../../shared/schedule-spec';
 import type { OverlapPolicyName } from '../../shared/schedule-spec';
-import { formatZodIssues } from '../../shared/tools/define';
+import { formatZodIssues } from '../../shared/zod-issues';
 import {
   MAX_SCHEDULES_PER_LIST,
   ScheduleRequestError,

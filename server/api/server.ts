@@ -2,7 +2,7 @@
  * Runs the notifications API on Node's HTTP server, refusing to expose it beyond this machine
  * without a bearer token.
  */
-import { formatZodIssues } from '../../shared/tools/define';
+import { formatZodIssues } from '../../shared/zod-issues';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';

@@ -2,7 +2,7 @@
  * The one check of a run's input, used by every door that starts runs (the CLI, the HTTP API, the
  * MCP server, schedules, the client SDK) and by the workflow itself: the same order, the same words.
  */
-import { formatZodIssues } from '../tools/define';
+import { formatZodIssues } from '../zod-issues';
 import type { AgentInput, ParsedAgentInput } from './input';
 import { AgentInputSchema, agentInputBudgetProblem } from './input';
 

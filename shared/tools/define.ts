@@ -115,16 +115,7 @@ export function toolParametersJsonSchema(def: ToolDefinition): Record<string, un
   return schema;
 }
 
-/** Formats zod issues as `field: message; field: message`, naming each field so the caller can fix it. */
-export function formatZodIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => {
-      // A bad record key says only "Invalid key in record"; the key's own check says what to fix.
-      const inner = issue.code === 'invalid_key' ? issue.issues[0]?.message : undefined;
-      return `${issue.path.length ? issue.path.join('.') : '(input)'}: ${inner ? `bad name: ${inner}` : issue.message}`;
-    })
-    .join('; ');
-}
+import { formatZodIssues } from '../zod-issues';
 
 /** Validates tool arguments with the tool's own check or its zod schema; errors are for the model. */
 export function checkToolArgs(

@@ -315,7 +315,7 @@ test('refuses to bind a non-loopback address without a token; a weak token is re
   await open.close();
 
   expect(() => loadApiConfig({ DURABLE_AGENT_API_TOKEN: 'hunter2' })).toThrow(
-    /DURABLE_AGENT_API_TOKEN must be at least 16 characters/,
+    /DURABLE_AGENT_API_TOKEN: must be at least 16 characters/,
   );
   expect(() => loadApiConfig({ DURABLE_AGENT_API_TOKEN: 'hunter2' })).not.toThrow(/hunter2/);
   expect(loadApiConfig({})).toEqual({ corsOrigins: [], rateLimit: DEFAULT_RATE_LIMIT });

@@ -24,7 +24,7 @@ import {
   exhaustedRunLimit,
   priceFor,
 } from '../../shared/run-limits';
-import { formatZodIssues } from '../../shared/tools/define';
+import { formatZodIssues } from '../../shared/zod-issues';
 
 const model = { provider: 'scripted' as const, turns: [{ content: 'x' }] };
 

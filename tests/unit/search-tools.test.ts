@@ -1,5 +1,6 @@
 /** Search tool definitions, argument errors the model sees, and the search config schema. */
-import { formatZodIssues, toolParametersJsonSchema } from '../../shared/tools/define';
+import { toolParametersJsonSchema } from '../../shared/tools/define';
+import { formatZodIssues } from '../../shared/zod-issues';
 import { findTool } from '../../shared/tools/registry';
 import {
   KnowledgeBaseSearchArgs,

@@ -19,7 +19,7 @@ import {
 import type { ChatMessage } from '../../shared/conversation';
 import type { ModelToolSpec } from '../../shared/model';
 import { SIZE_BUDGETS } from '../../shared/temporal-limits';
-import { formatZodIssues } from '../../shared/tools/define';
+import { formatZodIssues } from '../../shared/zod-issues';
 import { LOCAL_TOOL_CARDS } from '../../prompts/local-model';
 
 const WEATHER = {

@@ -12,7 +12,7 @@ import {
   reserveBudgets,
   subAgentArgsProblem,
 } from '../../shared/agent/sub-agents';
-import { formatZodIssues } from '../../shared/tools/define';
+import { formatZodIssues } from '../../shared/zod-issues';
 import { runIdProblem } from '../../shared/identifiers';
 
 const MODEL = { provider: 'scripted', script: 'demo' } as const;

@@ -3,7 +3,7 @@
  * answer, typed when you give an output schema. Cancelling your workflow cancels the agent (and the
  * tools it runs); its budgets are the ones its input sets.
  */
-import { formatZodIssues } from '../../shared/tools/define';
+import { formatZodIssues } from '../../shared/zod-issues';
 import type { ChildWorkflowHandle } from '@temporalio/workflow';
 import {
   ApplicationFailure,
