@@ -63,6 +63,7 @@ import { ToolRunner } from './agent/tools';
 import { UserMessages } from './agent/user-messages';
 import { StructuredOutput } from './agent/structured-output';
 import { ParentReporter, SubAgents, summarisesBudgetStop } from './agent/sub-agents';
+import { RunPatches } from './agent/patches';
 import { NotificationBox } from './notifications';
 import { RunMetrics } from './metrics';
 import { NotificationPriority } from '../shared/notifications/schema';
@@ -156,7 +157,9 @@ class AgentRun {
   private defaults: RunDefaults | undefined;
   private untrusted: string | null;
   private readonly runLimits: RunLimitEnforcer;
-  private readonly attributes = new SearchAttributePublisher();
+  /** Asked before any other patch, so in the first activation (see PATCHES_AT_START_PATCH). */
+  private readonly patches = new RunPatches();
+  private readonly attributes = new SearchAttributePublisher((id) => this.patches.has(id));
   private readonly metrics = new RunMetrics();
   /** Which steps run as local activities ('never' for runs recorded before LOCAL_ACTIVITIES_PATCH). */
   private readonly localActivities: ParsedAgentInput['policy']['localActivities'];
@@ -211,7 +214,10 @@ class AgentRun {
       ? input.tools.filter((t) => !notBuiltIn(t))
       : input.tools;
     this.output = StructuredOutput.of(input.output, input.policy.outputRepairs, carried?.outputRepairs);
-    this.mcp = new McpToolbox({ input, emit: (e) => this.emit(e) }, carried?.mcp);
+    this.mcp = new McpToolbox(
+      { input, emit: (e) => this.emit(e), patched: (id) => this.patches.has(id) },
+      carried?.mcp,
+    );
     this.own = new OwnToolbox(input, carried?.own);
     this.agents = new SubAgents(
       {
@@ -230,6 +236,7 @@ class AgentRun {
     this.localActivities = local !== 'never' && patched(LOCAL_ACTIVITIES_PATCH) ? local : 'never';
     this.tools = new ToolRunner({
       input,
+      patched: (id) => this.patches.has(id),
       mcp: this.mcp,
       own: this.own,
       agents: this.agents,
@@ -340,7 +347,7 @@ class AgentRun {
       }
     } catch (err) {
       // Continuing as new ends this execution, not the run: the next execution carries it on.
-      if (err instanceof ContinueAsNew && patched(CONTINUE_AS_NEW_NOT_FAILED_PATCH)) throw err;
+      if (err instanceof ContinueAsNew && this.patches.has(CONTINUE_AS_NEW_NOT_FAILED_PATCH)) throw err;
       if (isCancellation(err)) {
         this.status = 'cancelled';
         this.stopReason = 'cancelled';
@@ -392,7 +399,7 @@ class AgentRun {
     const b = this.runLimits.use()[name];
     const said = b ? describeRunLimit(name, b) : name;
     let summary: string | null = null;
-    if (summarisesBudgetStop(this.input, name)) {
+    if (summarisesBudgetStop(this.input, name, (id) => this.patches.has(id))) {
       this.drainUserMessages();
       this.conversation.add({
         role: 'user',
@@ -525,7 +532,7 @@ class AgentRun {
   private async raise(notification: ValidNotificationInput): Promise<void> {
     const user = this.input.notify?.user;
     const inbox = user ? [inboxWorkflowId(user)] : [];
-    if (!patched(ONE_NOTIFICATION_ROUTE_PATCH)) {
+    if (!this.patches.has(ONE_NOTIFICATION_ROUTE_PATCH)) {
       this.notifications.add(notification);
       if (inbox.length > 0) await deliverNotification({ targets: inbox, notification });
       return;

@@ -299,9 +299,12 @@ test('timeouts: with a default the model gets it, without one it is told no answ
         ),
       }),
     );
-    const [a, b] = (await Promise.all([withDefault.result(), without.result()])) as AgentResult[];
-    expect(a?.answer).toBe('No answer came within 2 h; the default answer is taken: 2');
-    expect(b?.answer).toBe(
+    // One result at a time: the test server's time skipping is unlocked per awaited result, and two
+    // awaited at once left it locked (the runs' timers never fired).
+    const a = (await withDefault.result()) as AgentResult;
+    const b = (await without.result()) as AgentResult;
+    expect(a.answer).toBe('No answer came within 2 h; the default answer is taken: 2');
+    expect(b.answer).toBe(
       'No answer came within 3 h. Go on without it, or say in your final answer what you still need from the user.',
     );
     const { entries } = await without.query(transcriptQuery);
@@ -403,12 +406,15 @@ test('the wall clock stands still while a question waits, unless the policy coun
         model: turns,
       }),
     );
-    const [a, b] = (await Promise.all([paused.result(), counted.result()])) as AgentResult[];
+    // One result at a time: the test server's time skipping is unlocked per awaited result, and two
+    // awaited at once left it locked (the runs' timers never fired).
+    const a = (await paused.result()) as AgentResult;
+    const b = (await counted.result()) as AgentResult;
     expect(a).toMatchObject({ stopReason: 'final_answer' });
-    expect(a?.answer).toContain('the default answer is taken: true');
+    expect(a.answer).toContain('the default answer is taken: true');
     const s = await paused.query(stateQuery);
     expect(s.budgets?.max_wall_clock?.used).toBeLessThan(60_000);
-    expect(b?.stopReason).toBe('max_wall_clock');
+    expect(b.stopReason).toBe('max_wall_clock');
     const { entries } = await counted.query(transcriptQuery);
     expect(entries.find((e) => e.toolCallId === 'w')?.text).toMatch(
       // The test server may hand the timer to the workflow a moment late: 600 or 601 s.

@@ -1,7 +1,6 @@
 import {
   ActivityFailure,
   ApplicationFailure,
-  patched,
   proxyActivities,
   proxyLocalActivities,
 } from '@temporalio/workflow';
@@ -62,6 +61,8 @@ const mcpLocalCalls = proxyLocalActivities<Record<string, ToolActivity>>(MCP_LOC
 export interface McpHost {
   readonly input: ParsedAgentInput;
   emit(e: Omit<AgentEvent, 'seq' | 'at' | 'step'>): void;
+  /** Whether the run takes a patch's behaviour (RunPatches.has). */
+  patched(id: string): boolean;
 }
 
 /**
@@ -165,7 +166,7 @@ export class McpToolbox {
   definition(spec: McpToolSpec): ToolDefinition {
     let def = this.definitions.get(spec.name);
     if (!def) {
-      const own = (this.jsonSchemaCheck ??= patched(MCP_JSON_SCHEMA_CHECK_PATCH));
+      const own = (this.jsonSchemaCheck ??= this.host.patched(MCP_JSON_SCHEMA_CHECK_PATCH));
       def = {
         name: spec.name,
         description: spec.description,

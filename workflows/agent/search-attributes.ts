@@ -1,5 +1,5 @@
 import type { SearchAttributePair } from '@temporalio/common';
-import { patched, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { AgentStatus, ParsedAgentInput } from '../../shared/agent';
 import {
   AgentLastToolKey,
@@ -63,11 +63,14 @@ export class SearchAttributePublisher {
   private onChange: boolean | undefined;
   private lastAt = Date.now();
 
+  /** `patched` answers whether the run takes a patch's behaviour (RunPatches.has). */
+  constructor(private readonly patched: (id: string) => boolean) {}
+
   publish(a: RunAttributes): void {
     const shown = workflowInfo().typedSearchAttributes;
     const status = shown.get(AgentStatusKey);
     if (status === undefined) return;
-    if ((this.onChange ??= patched(SEARCH_ATTRIBUTES_PATCH))) {
+    if ((this.onChange ??= this.patched(SEARCH_ATTRIBUTES_PATCH))) {
       const step = shown.get(AgentStepKey) ?? 0;
       const moved =
         a.step !== step || (a.lastTool !== undefined && a.lastTool !== shown.get(AgentLastToolKey));
@@ -107,7 +110,7 @@ export class SearchAttributePublisher {
         : shown.get(AgentModelKey) !== a.model
           ? [{ key: AgentModelKey, value: a.model }]
           : [];
-    if ((missing.length === 0 && attributes.length === 0) || !patched(SELF_DESCRIBED_RUN_PATCH)) return;
+    if ((missing.length === 0 && attributes.length === 0) || !this.patched(SELF_DESCRIBED_RUN_PATCH)) return;
     if (missing.length > 0) upsertMemo(Object.fromEntries(missing));
     if (attributes.length > 0) {
       this.lastAt = Date.now();

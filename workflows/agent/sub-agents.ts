@@ -5,7 +5,6 @@ import {
   ApplicationFailure,
   getExternalWorkflowHandle,
   isCancellation,
-  patched,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -55,7 +54,11 @@ const SPENT_BY_A_CALL: readonly RunLimitName[] = [
  * overspend it, and so its parent, by a second call. It ends with no answer instead (its parent's
  * model is told it stopped), and the parent stays within one model call of its own limit.
  */
-export function summarisesBudgetStop(input: ParsedAgentInput, limit: RunLimitName): boolean {
+export function summarisesBudgetStop(
+  input: ParsedAgentInput,
+  limit: RunLimitName,
+  patched: (id: string) => boolean,
+): boolean {
   if (!input.parent || !SPENT_BY_A_CALL.includes(limit)) return true;
   return !patched(CHILD_BUDGET_STOP_PATCH);
 }

@@ -1,4 +1,4 @@
-import { ActivityFailure, isCancellation, patched } from '@temporalio/workflow';
+import { ActivityFailure, isCancellation } from '@temporalio/workflow';
 import type { ToolActivity } from '../../activities/types';
 import type { PendingApproval, PendingQuestion, PendingToolCall } from '../../shared/agent';
 import type { CarriedCall, CarriedTurn } from './carried-state';
@@ -29,6 +29,8 @@ export type ToolMessage = Extract<ConversationMessage, { role: 'tool' }>;
 export interface ToolHost extends ApprovalHost, QuestionHost {
   /** Counts a finished tool call in the run's usage. */
   countToolCall(): void;
+  /** Whether the run takes a patch's behaviour (RunPatches.has). */
+  patched(id: string): boolean;
   /** Search tools: numbers the results for citation and returns what the model reads. */
   cite(def: ToolDefinition, args: unknown, result: ToolResult): ToolMessageContent | undefined;
   /** True when the run's history is past its budget and it should continue as new. */
@@ -256,7 +258,7 @@ export class ToolRunner {
       // first still numbers its results after the searches started before it.
       let releaseCitation: (() => void) | undefined;
       let citationTurn: Promise<void> | undefined;
-      if (def.category === 'search' && (this.citesInStartOrder ??= patched(CITATION_ORDER_PATCH))) {
+      if (def.category === 'search' && (this.citesInStartOrder ??= this.host.patched(CITATION_ORDER_PATCH))) {
         citationTurn = this.citationTurn;
         this.citationTurn = new Promise<void>((resolve) => {
           releaseCitation = resolve;
@@ -264,7 +266,7 @@ export class ToolRunner {
       }
       try {
         const [content, isError] = await this.execute(def, step, pending, citationTurn, mcp, own);
-        if (edited && (this.editNoteApart ??= patched(EDIT_NOTE_APART_PATCH))) {
+        if (edited && (this.editNoteApart ??= this.host.patched(EDIT_NOTE_APART_PATCH))) {
           c.note = editNote(call, pending.args);
           c.result = reply(content, isError);
         } else {
