@@ -13,6 +13,18 @@ import type { WorkerConfig } from '../workers/config';
 import { loadWorkerConfig } from '../workers/config';
 import { WORKFLOWS_PATH, WORKFLOW_BUNDLER_OPTIONS } from '../workers/worker';
 import { SHARED_BUNDLE_ENV } from './shared-bundle';
+import type { ConnectionPlugin } from '@temporalio/client';
+import { retryInterceptor } from '../workers/grpc-retry';
+
+/**
+ * The SDK test environments' client connection with the project's retry interceptor, as every
+ * connection of the project has: the SDK's default one throws "Channel has been shut down" from a
+ * timer when a call it retries outlives the connection (a file's environment torn down under it).
+ */
+const RETRY_AS_THE_PROJECT_DOES: ConnectionPlugin = {
+  name: 'durable-agent-grpc-retry',
+  configureConnection: (options) => ({ ...options, interceptors: [retryInterceptor()] }),
+};
 
 let quiet = false;
 /** Keeps test output readable: only warnings and errors from the SDK. */
@@ -26,6 +38,7 @@ export function quietRuntime(): void {
 export function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
   quietRuntime();
   return TestWorkflowEnvironment.createTimeSkipping({
+    plugins: [RETRY_AS_THE_PROJECT_DOES],
     server: { executable: { type: 'existing-path', path: temporalBinary('temporal-test-server') } },
   });
 }
@@ -34,6 +47,7 @@ export function timeSkippingEnv(): Promise<TestWorkflowEnvironment> {
 export function devServerEnv(): Promise<TestWorkflowEnvironment> {
   quietRuntime();
   return TestWorkflowEnvironment.createLocal({
+    plugins: [RETRY_AS_THE_PROJECT_DOES],
     server: {
       executable: { type: 'existing-path', path: temporalBinary('temporal') },
       ip: '127.0.0.1',

@@ -4,6 +4,7 @@
  * restart while a call waits, and token, cost and wall-clock budgets that warn at 80 % and stop at
  * 100 % after a summary turn.
  */
+import { PATCHES_AT_START_PATCH } from '../../workflows/agent/patches';
 import { notificationDelivery } from '../../client/deliver';
 import type { Worker } from '@temporalio/worker';
 import type { History } from '@temporalio/common/lib/proto-utils';
@@ -17,7 +18,6 @@ import type { ToolActivityInput, ToolResult } from '../../shared/tools/define';
 import { answerTurn, callTurn } from '../../testkit/scripts';
 import { buildTimeline } from '../../client/debug/timeline';
 import { replayHistory } from '../../client/debug/replay';
-import { EDIT_NOTE_APART_PATCH } from '../../workflows/agent/tools';
 import { renderTimeline } from '../../cli/debug/render';
 import { testConfig, uid, workflowBundle } from '../../testkit/temporal';
 import { useTimeSkippingEnv } from '../support/environments';
@@ -207,7 +207,7 @@ test('an approval given after 3 h proceeds with edited, re-validated arguments; 
       const data = e.markerRecordedEventAttributes?.details?.['patch-data']?.payloads?.[0]?.data;
       return data ? [(JSON.parse(Buffer.from(data).toString('utf8')) as { id: string }).id] : [];
     });
-    expect(patches).toContain(EDIT_NOTE_APART_PATCH);
+    expect(patches).toContain(PATCHES_AT_START_PATCH); // so approval-edit-note-apart
     expect(await replayHistory(await workflowBundle(), history, handle.workflowId)).toEqual({
       workflowId: handle.workflowId,
       ok: true,

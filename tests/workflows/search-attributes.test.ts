@@ -6,15 +6,14 @@
  * write on the server. A run started without them (a plain Temporal client) sets its memo and
  * search attributes itself, once.
  */
+import { PATCHES_AT_START_PATCH } from '../../workflows/agent/patches';
 import { startAgentRun } from '../../client/start-run';
 import type { History } from '../../client/debug/history';
 import type { AgentInput, AgentResult } from '../../shared/agent';
 import { approveToolCallUpdate, eventsQuery, stateQuery } from '../../shared/agent';
-import { CONTINUE_AS_NEW_NOT_FAILED_PATCH } from '../../workflows/agent';
 import { AgentLastToolKey, AgentStatusKey, AgentStepKey } from '../../shared/search-attributes';
 import type { ScriptedTurn } from '../../shared/model';
 import {
-  SEARCH_ATTRIBUTES_PATCH,
   SELF_DESCRIBED_RUN_PATCH,
   STEP_ATTRIBUTE_EVERY_STEPS,
 } from '../../workflows/agent/search-attributes';
@@ -75,7 +74,7 @@ test('a quick run upserts its step every few steps, not at every step; the end s
     expect(((await handle.result()) as AgentResult).steps).toBe(steps);
     return { history: await handle.fetchHistory(), shown: (await handle.describe()).typedSearchAttributes };
   });
-  expect(markers(history)).toContain(SEARCH_ATTRIBUTES_PATCH);
+  expect(markers(history)).toContain(PATCHES_AT_START_PATCH); // so upserts on change (search-attributes-on-change)
 
   const all = upserts(history);
   // Every 5th step and the end (before: one upsert per step, 25).
@@ -149,7 +148,7 @@ test('continuing as new leaves the execution it ends as it was, not failed', asy
     const history = await first.fetchHistory();
     const events = history.events ?? [];
     expect(events.some((e) => e.workflowExecutionContinuedAsNewEventAttributes)).toBe(true);
-    expect(markers(history)).toContain(CONTINUE_AS_NEW_NOT_FAILED_PATCH);
+    expect(markers(history)).toContain(PATCHES_AT_START_PATCH); // so continue-as-new-not-failed
     // Before: an upsert of AgentStatus "failed" just before the continue-as-new.
     expect(upserts(history).map((u) => u.AgentStatus)).not.toContain('failed');
     expect((await first.describe()).typedSearchAttributes.get(AgentStatusKey)).not.toBe('failed');
@@ -165,13 +164,15 @@ test('only a run whose starter gave it no memo and no attributes sets them itsel
   ];
   const { client } = temporal.env;
   await withWorker(async (taskQueue) => {
-    // Started by the start function: the commands it always issued, no patch checked.
+    // Started by the start function: it sets neither its memo nor its first attributes itself.
     const ours = await startAgentRun(client, input(turns, ['calculator']), {
       taskQueue,
       workflowId: uid('sa-ours'),
     });
     await ours.result();
-    expect(markers(await ours.fetchHistory())).not.toContain(SELF_DESCRIBED_RUN_PATCH);
+    const oursHistory = await ours.fetchHistory();
+    expect(markers(oursHistory)).not.toContain(SELF_DESCRIBED_RUN_PATCH);
+    expect((oursHistory.events ?? []).filter((e) => e.workflowPropertiesModifiedEventAttributes)).toEqual([]);
 
     const workflowId = uid('sa-plain');
     const plain = await client.workflow.start('agentWorkflow', {
@@ -181,7 +182,7 @@ test('only a run whose starter gave it no memo and no attributes sets them itsel
     });
     expect(((await plain.result()) as AgentResult).answer).toBe('done');
     const first = await client.workflow.getHandle(workflowId, plain.firstExecutionRunId).fetchHistory();
-    expect(markers(first)).toContain(SELF_DESCRIBED_RUN_PATCH);
+    expect(markers(first)).toContain(PATCHES_AT_START_PATCH); // so it describes itself (run-describes-itself)
     expect(upserts(first)[0]).toEqual({ AgentStatus: 'running', AgentStep: 0, AgentModel: 'scripted' });
     const memoEvents = (h: History) =>
       (h.events ?? []).filter((e) => e.workflowPropertiesModifiedEventAttributes).length;
@@ -190,7 +191,7 @@ test('only a run whose starter gave it no memo and no attributes sets them itsel
     // only its memo again (the server carries on a start's memo, not one set since).
     const last = await plain.fetchHistory();
     expect(last.events?.[0]?.workflowExecutionStartedEventAttributes?.continuedExecutionRunId).toBeTruthy();
-    expect(markers(last)).toContain(SELF_DESCRIBED_RUN_PATCH);
+    expect(markers(last)).toContain(PATCHES_AT_START_PATCH);
     expect(memoEvents(last)).toBe(1);
     expect(upserts(last)).toEqual([
       { AgentStatus: 'completed', AgentStep: 4, AgentLastTool: 'calculator', AgentModel: 'scripted' },
