@@ -11,9 +11,10 @@ import { findTool } from '../shared/tools/registry';
  * A tool as workflow metrics name it: a built-in tool by its name, every MCP tool as `mcp` (their
  * names come from outside and workflow code keeps no per-worker count to bound them with).
  */
-export function toolLabel(def: Pick<ToolDefinition, 'name' | 'category'>): string {
+export function toolLabel(def: Pick<ToolDefinition, 'name' | 'category' | 'own'>): string {
   if (def.category === 'mcp') return 'mcp';
-  return findTool(def.name) ? def.name : OTHER_LABEL;
+  // An app's own tools are a set it declares, as bounded as the built-in ones.
+  return findTool(def.name) || def.own ? def.name : OTHER_LABEL;
 }
 
 function isRunLimit(reason: StopReason): reason is RunLimitName {

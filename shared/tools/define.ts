@@ -37,6 +37,8 @@ export interface ToolDefinition<S extends z.ZodType = z.ZodType> {
   category: ToolCategory;
   /** One letter used in citations and UI badges. */
   sign: string;
+  /** Set for an app's own tool (defineTool): metrics label it by its name, as a built-in tool. */
+  own?: true;
   inputs: S;
   /** Human description of what the tool returns to the model. */
   output: string;

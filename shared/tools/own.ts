@@ -82,6 +82,7 @@ export function ownToolDefinition(spec: OwnToolSpec): ToolDefinition {
     description_zh: spec.description,
     category: spec.category,
     sign: spec.sign,
+    own: true,
     inputs: z.unknown(),
     checkArgs: jsonSchemaArgsChecker(spec.inputSchema, { name: spec.name }),
     output: 'the tool result',

@@ -3,6 +3,7 @@
  * and the visibility query of the runs waiting for approval. tests/integration/metrics.test.ts
  * scrapes a real worker with a real Prometheus.
  */
+import { agentCallOf } from '../../workers/observability/agent-calls';
 import { METRIC, METRIC_BUCKETS, OTHER_LABEL } from '../../shared/metrics';
 import { TOOL_NAMES } from '../../shared/tools/names';
 import { ConfigError, DEFAULT_METRICS_ADDRESS, loadWorkerConfig } from '../../workers/config';
@@ -73,6 +74,8 @@ test('workflow code names built-in tools as they are, every MCP tool `mcp` and a
   expect(toolLabel({ name: 'read_file', category: 'mcp' })).toBe('mcp');
   expect(toolLabel({ name: 'calculator', category: 'mcp' })).toBe('mcp');
   expect(toolLabel({ name: 'made_up', category: 'utility' })).toBe(OTHER_LABEL);
+  // An app's own tool (defineTool) is labelled by its name.
+  expect(toolLabel({ name: 'lookup_order', category: 'utility', own: true })).toBe('lookup_order');
 });
 
 test('every metric is named durable_agent_*, counters end in _total, and each histogram has its buckets', () => {
@@ -89,4 +92,19 @@ test('the runs waiting for approval are counted by visibility, per task queue', 
     "WorkflowType = 'agentWorkflow' AND ExecutionStatus = 'Running' AND TaskQueue = 'durable-agent' AND AgentStatus = 'waiting_for_approval'",
   );
   expect(waitingForApprovalQuery("it's")).toContain("TaskQueue = 'it\\'s'");
+});
+
+test("an own tool's activity is a tool call to the worker's spans, logs and metrics; other activities are not", () => {
+  expect(agentCallOf('lookup_order', [{ toolCallId: 'c1', step: 2, args: { orderId: 'A-17' } }])).toEqual({
+    operation: 'execute_tool',
+    name: 'lookup_order',
+    toolCallId: 'c1',
+    step: 2,
+  });
+  expect(agentCallOf('calculator', [{ toolCallId: 'c2', step: 1, args: {} }])).toMatchObject({
+    name: 'calculator',
+    category: 'utility',
+  });
+  expect(agentCallOf('lookup_order', [{ orderId: 'A-17' }])).toBeUndefined();
+  expect(agentCallOf('deliverNotification', [{ toolCallId: 'c3' }])).toBeUndefined();
 });

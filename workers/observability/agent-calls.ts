@@ -2,6 +2,7 @@ import type { CallModelInput, CallModelOutput } from '../../shared/model';
 import { errorTypeOf } from '../../shared/private-text';
 import type { ToolActivityInput, ToolCategory, ToolResult } from '../../shared/tools/define';
 import { findTool } from '../../shared/tools/registry';
+import { isOwnToolName } from '../../shared/tools/own';
 
 /**
  * An activity attempt in the agent's terms: a model call or a tool call. Read from the activity's
@@ -51,8 +52,12 @@ export function agentCallOf(activityType: string, args: unknown[]): AgentCall | 
     };
   }
   const tool = findTool(activityType);
-  if (!tool) return undefined;
   const arg = args[0] as ToolActivityInput<unknown> | undefined;
+  if (!tool) {
+    // An app's own tool (defineTool): an activity named after it, given a tool call's input.
+    if (!isOwnToolName(activityType) || typeof arg?.toolCallId !== 'string') return undefined;
+    return { operation: 'execute_tool', name: activityType, toolCallId: arg.toolCallId, step: arg.step };
+  }
   return {
     operation: 'execute_tool',
     name: tool.name,
