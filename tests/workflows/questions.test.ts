@@ -6,6 +6,8 @@
  * result, the wall clock standing still while a question waits (and ticking when the policy says
  * so), and a sub-agent's question answered once.
  */
+import { recordedModelSteps } from '../../client/eval/eval';
+import { planFork } from '../../client/debug/fork';
 import type { WorkflowHandle } from '@temporalio/client';
 import type { History } from '@temporalio/common/lib/proto-utils';
 import type { AgentEvent, AgentInput, AgentResult, AgentStateView } from '../../shared/agent';
@@ -382,6 +384,27 @@ test('a client-side tool: validated call, pending for the client, result checked
       name: 'read_document',
       isError: false,
     });
+
+    // Replay, eval and fork read it as any tool: the run replays; eval's recorded steps hold the call;
+    // a fork after that step starts with the submitted result and asks the client nothing again.
+    const history = await handle.fetchHistory();
+    expect(await replayHistory(await workflowBundle(), history, handle.workflowId)).toEqual({
+      workflowId: handle.workflowId,
+      ok: true,
+    });
+    expect(
+      recordedModelSteps(history).map((s) => s.output.toolCalls.map((c) => `${c.name}/${c.id}`)),
+    ).toEqual([['read_document/bad'], ['read_document/c1'], []]);
+    const plan = planFork(history, 2);
+    const fork = await temporal.env.client.workflow.start('agentWorkflow', {
+      taskQueue,
+      workflowId: uid('ask-fork'),
+      args: [plan.input, plan.carried],
+    });
+    const forked = (await fork.result()) as AgentResult;
+    expect(forked.stopReason).toBe('final_answer');
+    expect(forked.usage.toolCalls).toBe(0);
+    expect((await fork.query(stateQuery)).questions ?? []).toEqual([]);
   });
 }, 120_000);
 
