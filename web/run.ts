@@ -196,9 +196,13 @@ export function startRun(runId: string): void {
     // Forms keep what someone is typing: they are only rebuilt when the set of calls changes.
     if (keys === questionKeys) return;
     questionKeys = keys;
+    // A card answered on this page stays, saying so, after its call has left the run's list.
+    const answered = [...questionsEl.querySelectorAll<HTMLElement>('article.question.answered')].filter(
+      (card) => !list.some((q) => q.toolCallId === card.dataset.toolCall),
+    );
     const section = document.getElementById('questions-section');
-    if (section) section.hidden = list.length === 0;
-    questionsEl.replaceChildren(...list.map((q) => questionCard(runId, q, () => void poll())));
+    if (section) section.hidden = list.length === 0 && answered.length === 0;
+    questionsEl.replaceChildren(...answered, ...list.map((q) => questionCard(runId, q, () => void poll())));
     if (!linkedFocused) linkedFocused = focusLinkedQuestion(questionsEl);
   }
 
