@@ -34,6 +34,8 @@ import type { NotificationTargetErrorCode } from '../../client/notification-clie
 import { createRateLimiter } from './rate-limit';
 import type { RateLimit } from './rate-limit';
 import { registerRunRoutes } from './runs';
+import { registerRunControlRoutes } from './run-control';
+import { AgentClient } from '../../client/agent-client';
 import { registerScheduleRoutes } from './schedules';
 import { startSseHeartbeat } from './sse-heartbeat';
 import { registerWebRoutes } from '../web/pages';
@@ -415,6 +417,7 @@ export function createNotificationsApp(opts: NotificationsAppOptions): Hono {
   });
 
   registerRunRoutes(app, client);
+  registerRunControlRoutes(app, new AgentClient({ client, taskQueue }), overRate);
   registerRunStreamRoute(app, client, {
     channel: opts.liveTokens === undefined ? liveChannelFromEnv() : opts.liveTokens,
     heartbeatMs,

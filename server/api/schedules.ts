@@ -8,7 +8,7 @@ import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { OVERLAP_POLICY_NAMES } from '../../shared/schedule-spec';
 import type { OverlapPolicyName } from '../../shared/schedule-spec';
-import { formatZodIssues } from '../../shared/zod-issues';
+import { jsonBody as body } from './json-body';
 import {
   MAX_SCHEDULES_PER_LIST,
   ScheduleRequestError,
@@ -51,25 +51,6 @@ function failed(c: Context, err: unknown) {
   if (err instanceof ScheduleRequestError)
     return c.json({ error: err.message, code: err.code }, STATUS[err.code]);
   throw err;
-}
-
-/** The JSON body parsed by `schema` (an empty body is `{}`), or a 400 saying what is wrong. */
-async function body<T>(
-  c: Context,
-  schema: z.ZodType<T>,
-): Promise<{ ok: true; value: T } | { ok: false; res: Response }> {
-  const text = await c.req.text();
-  let json: unknown = {};
-  if (text.trim()) {
-    try {
-      json = JSON.parse(text);
-    } catch {
-      return { ok: false, res: c.json({ error: 'body must be JSON (Content-Type: application/json)' }, 400) };
-    }
-  }
-  const parsed = schema.safeParse(json);
-  if (!parsed.success) return { ok: false, res: c.json({ error: formatZodIssues(parsed.error) }, 400) };
-  return { ok: true, value: parsed.data };
 }
 
 /**
