@@ -3,14 +3,12 @@
  * client code as the CLI (`approval-client.ts`), so both say the same about finished runs and
  * refused decisions (the run's validator's own message).
  */
+import { TEMPORAL_LIMITS } from '../../shared/temporal-limits';
 import type { Client } from '@temporalio/client';
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { formatZodIssues } from '../../shared/zod-issues';
 import { ApprovalRequestError, decideApproval, listApprovals } from '../../client/approval-client';
-
-/** Workflow ids and tool call ids are bounded here to keep requests small. */
-const MAX_ID_CHARS = 1000;
 
 /** Body of a decision: approve (optionally with edited arguments) or reject with a reason. */
 const DecisionBodySchema = z
@@ -47,9 +45,12 @@ export function registerApprovalRoutes(app: Hono, client: Client): void {
   app.get('/api/approvals', async (c) => {
     const run = c.req.query('run');
     const user = c.req.query('user');
-    if ((run !== undefined && (!run || run.length > MAX_ID_CHARS)) || (user !== undefined && !user)) {
+    if (
+      (run !== undefined && (!run || run.length > TEMPORAL_LIMITS.idBytes)) ||
+      (user !== undefined && !user)
+    ) {
       return c.json(
-        { error: `run and user must be non-empty (run at most ${MAX_ID_CHARS} characters)` },
+        { error: `run and user must be non-empty (run at most ${TEMPORAL_LIMITS.idBytes} characters)` },
         400,
       );
     }
@@ -67,8 +68,8 @@ export function registerApprovalRoutes(app: Hono, client: Client): void {
   app.post('/api/approvals/:run/:id', async (c) => {
     const run = c.req.param('run');
     const toolCallId = c.req.param('id');
-    if (run.length > MAX_ID_CHARS || toolCallId.length > MAX_ID_CHARS) {
-      return c.json({ error: `ids must be at most ${MAX_ID_CHARS} characters` }, 400);
+    if (run.length > TEMPORAL_LIMITS.idBytes || toolCallId.length > TEMPORAL_LIMITS.idBytes) {
+      return c.json({ error: `ids must be at most ${TEMPORAL_LIMITS.idBytes} characters` }, 400);
     }
     let body: unknown;
     try {

@@ -4,15 +4,13 @@
  * (`client/questions.ts`), so every door says the same about finished runs and refused answers
  * (the run's validator's own reason).
  */
+import { TEMPORAL_LIMITS } from '../../shared/temporal-limits';
 import type { Client } from '@temporalio/client';
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
 import { formatZodIssues } from '../../shared/zod-issues';
 import type { QuestionErrorCode } from '../../client/questions';
 import { QuestionRequestError, answerQuestion, listQuestions } from '../../client/questions';
-
-/** Workflow ids and tool call ids are bounded here to keep requests small. */
-const MAX_ID_CHARS = 1000;
 
 /** Body of an answer: any JSON value, and optionally which door sends it (default `api`). */
 const AnswerBodySchema = z
@@ -57,9 +55,12 @@ export function registerQuestionRoutes(app: Hono, client: Client): void {
     const run = c.req.query('run');
     const user = c.req.query('user');
     const kind = c.req.query('kind');
-    if ((run !== undefined && (!run || run.length > MAX_ID_CHARS)) || (user !== undefined && !user)) {
+    if (
+      (run !== undefined && (!run || run.length > TEMPORAL_LIMITS.idBytes)) ||
+      (user !== undefined && !user)
+    ) {
       return c.json(
-        { error: `run and user must be non-empty (run at most ${MAX_ID_CHARS} characters)` },
+        { error: `run and user must be non-empty (run at most ${TEMPORAL_LIMITS.idBytes} characters)` },
         400,
       );
     }
@@ -81,8 +82,8 @@ export function registerQuestionRoutes(app: Hono, client: Client): void {
   app.post('/api/questions/:run/:id', async (c) => {
     const run = c.req.param('run');
     const toolCallId = c.req.param('id');
-    if (run.length > MAX_ID_CHARS || toolCallId.length > MAX_ID_CHARS) {
-      return c.json({ error: `ids must be at most ${MAX_ID_CHARS} characters` }, 400);
+    if (run.length > TEMPORAL_LIMITS.idBytes || toolCallId.length > TEMPORAL_LIMITS.idBytes) {
+      return c.json({ error: `ids must be at most ${TEMPORAL_LIMITS.idBytes} characters` }, 400);
     }
     let body: unknown;
     try {

@@ -3,6 +3,7 @@
  * transcript (its queries), and its final answer with its citations resolved for people, in the
  * same rendering the CLI prints.
  */
+import { TEMPORAL_LIMITS } from '../../shared/temporal-limits';
 import { inboxUserProblem } from '../../shared/identifiers';
 import { retryingActivities } from '../../client/retries';
 import { runBuild } from '../../client/run-build';
@@ -24,9 +25,6 @@ import { resolveRunAnswer } from '../../client/answer';
 import { NotificationTargetError, explainTargetError } from '../../client/notification-client';
 import { hasAgentSearchAttributes } from '../../client/start-run';
 
-/** Workflow ids are Temporal's: any non-empty string, bounded here to keep requests small. */
-const MAX_WORKFLOW_ID_CHARS = 1000;
-
 /**
  * Adds `GET /api/runs/:id/answer` → `{ workflowId, status, answer, output?, body, text, markdown,
  * citations, unknownCitations }`: `answer` is the raw final answer (null while the run works),
@@ -39,8 +37,8 @@ export function registerRunRoutes(app: Hono, client: Client): void {
   registerRunViews(app, client);
   app.get('/api/runs/:id/answer', async (c) => {
     const workflowId = c.req.param('id');
-    if (!workflowId || workflowId.length > MAX_WORKFLOW_ID_CHARS) {
-      return c.json({ error: `id must be a workflow id of 1–${MAX_WORKFLOW_ID_CHARS} characters` }, 400);
+    if (!workflowId || workflowId.length > TEMPORAL_LIMITS.idBytes) {
+      return c.json({ error: `id must be a workflow id of 1–${TEMPORAL_LIMITS.idBytes} characters` }, 400);
     }
     let state;
     try {
@@ -114,8 +112,8 @@ function summary(wf: WorkflowExecutionInfo): RunSummary {
 }
 
 function badId(c: Context, id: string) {
-  return !id || id.length > MAX_WORKFLOW_ID_CHARS
-    ? c.json({ error: `id must be a workflow id of 1–${MAX_WORKFLOW_ID_CHARS} characters` }, 400)
+  return !id || id.length > TEMPORAL_LIMITS.idBytes
+    ? c.json({ error: `id must be a workflow id of 1–${TEMPORAL_LIMITS.idBytes} characters` }, 400)
     : undefined;
 }
 
