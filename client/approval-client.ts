@@ -3,7 +3,7 @@
  * visibility), and decisions sent as the validated `approveToolCall` update. The CLI and the HTTP
  * API share it, so both say the same thing about finished runs and refused decisions.
  */
-import { noSuchRunMessage } from '../shared/identifiers';
+import { runningHandle as runningWorkflow } from './temporal-errors';
 import type { Client } from '@temporalio/client';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import type { ApprovalDecision, PendingApproval } from '../shared/agent';
@@ -29,24 +29,13 @@ export class ApprovalRequestError extends Error {
 }
 
 /** The handle of a running workflow, or an error saying it does not exist or is finished (and how). */
-async function runningHandle(client: Client, workflowId: string) {
-  const handle = client.workflow.getHandle(workflowId);
-  let status: string;
-  try {
-    status = (await handle.describe()).status.name;
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError)
-      throw new ApprovalRequestError('not_found', noSuchRunMessage(workflowId));
-    throw err;
-  }
-  if (status !== 'RUNNING') {
-    throw new ApprovalRequestError(
-      'finished',
-      `Run "${workflowId}" has already ended (${status}); no tool call of it waits for approval any more. ` +
-        `See its outcome with: durable-agent status ${workflowId}`,
-    );
-  }
-  return handle;
+function runningHandle(client: Client, workflowId: string) {
+  return runningWorkflow(
+    client,
+    workflowId,
+    (code, message) => new ApprovalRequestError(code, message),
+    'no tool call of it waits for approval',
+  );
 }
 
 /**

@@ -5,7 +5,7 @@
  * a Temporal `Client` that return data and throw {@link QuestionRequestError}; the CLI, the HTTP
  * API, the MCP server and the SDK share them, so every door says the same thing.
  */
-import { noSuchRunMessage } from '../shared/identifiers';
+import { runningHandle as runningWorkflow } from './temporal-errors';
 import type { Client, WorkflowHandle } from '@temporalio/client';
 import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -45,24 +45,13 @@ const CODE_OF_REFUSAL: Record<string, QuestionErrorCode> = {
 };
 
 /** The handle of a running run, or an error saying it does not exist or has ended. */
-async function runningHandle(client: Client, workflowId: string): Promise<WorkflowHandle> {
-  const handle = client.workflow.getHandle(workflowId);
-  let status: string;
-  try {
-    status = (await handle.describe()).status.name;
-  } catch (err) {
-    if (err instanceof WorkflowNotFoundError)
-      throw new QuestionRequestError('not_found', noSuchRunMessage(workflowId));
-    throw err;
-  }
-  if (status !== 'RUNNING') {
-    throw new QuestionRequestError(
-      'finished',
-      `Run "${workflowId}" has already ended (${status}); nothing of it waits for an answer any more. ` +
-        `See its outcome with: durable-agent status ${workflowId}`,
-    );
-  }
-  return handle;
+function runningHandle(client: Client, workflowId: string): Promise<WorkflowHandle> {
+  return runningWorkflow(
+    client,
+    workflowId,
+    (code, message) => new QuestionRequestError(code, message),
+    'nothing of it waits for an answer',
+  );
 }
 
 /** The state of a running run, or an error saying it does not exist or has ended. */

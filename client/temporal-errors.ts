@@ -16,11 +16,41 @@
  * - without a deadline of ours, the same at the server's own 30 s limit.
  */
 import { noSuchRunMessage } from '../shared/identifiers';
+import type { Client, WorkflowHandle } from '@temporalio/client';
 import {
   WorkflowNotFoundError,
   WorkflowUpdateRPCTimeoutOrCancelledError,
   isGrpcServiceError,
 } from '@temporalio/client';
+
+/**
+ * The handle of a running workflow, or the error `fail` makes when it does not exist (`not_found`,
+ * in the one wording of an unknown run) or has ended (`finished`: its status, that `nothingWaits`,
+ * and how to see its outcome).
+ */
+export async function runningHandle(
+  client: Client,
+  workflowId: string,
+  fail: (code: 'not_found' | 'finished', message: string) => Error,
+  nothingWaits: string,
+): Promise<WorkflowHandle> {
+  const handle = client.workflow.getHandle(workflowId);
+  let status: string;
+  try {
+    status = (await handle.describe()).status.name;
+  } catch (err) {
+    if (err instanceof WorkflowNotFoundError) throw fail('not_found', noSuchRunMessage(workflowId));
+    throw err;
+  }
+  if (status !== 'RUNNING') {
+    throw fail(
+      'finished',
+      `Run "${workflowId}" has already ended (${status}); ${nothingWaits} any more. ` +
+        `See its outcome with: durable-agent status ${workflowId}`,
+    );
+  }
+  return handle;
+}
 
 /**
  * What a failure says, a closed list:

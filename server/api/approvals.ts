@@ -3,7 +3,7 @@
  * client code as the CLI (`approval-client.ts`), so both say the same about finished runs and
  * refused decisions (the run's validator's own message).
  */
-import { TEMPORAL_LIMITS } from '../../shared/temporal-limits';
+import { waitingCallFilter, waitingCallIds } from './waiting-calls';
 import type { Client } from '@temporalio/client';
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
@@ -43,21 +43,11 @@ function failed(c: Context, err: unknown) {
  */
 export function registerApprovalRoutes(app: Hono, client: Client): void {
   app.get('/api/approvals', async (c) => {
-    const run = c.req.query('run');
-    const user = c.req.query('user');
-    if (
-      (run !== undefined && (!run || run.length > TEMPORAL_LIMITS.idBytes)) ||
-      (user !== undefined && !user)
-    ) {
-      return c.json(
-        { error: `run and user must be non-empty (run at most ${TEMPORAL_LIMITS.idBytes} characters)` },
-        400,
-      );
-    }
+    const f = waitingCallFilter(c);
+    if (!f.ok) return f.res;
     try {
       const approvals = await listApprovals(client, {
-        ...(run ? { workflowId: run } : {}),
-        ...(user ? { user } : {}),
+        ...f.filter,
       });
       return c.json({ approvals });
     } catch (err) {
@@ -66,11 +56,9 @@ export function registerApprovalRoutes(app: Hono, client: Client): void {
   });
 
   app.post('/api/approvals/:run/:id', async (c) => {
-    const run = c.req.param('run');
-    const toolCallId = c.req.param('id');
-    if (run.length > TEMPORAL_LIMITS.idBytes || toolCallId.length > TEMPORAL_LIMITS.idBytes) {
-      return c.json({ error: `ids must be at most ${TEMPORAL_LIMITS.idBytes} characters` }, 400);
-    }
+    const ids = waitingCallIds(c);
+    if (!ids.ok) return ids.res;
+    const { run, toolCallId } = ids;
     let body: unknown;
     try {
       body = await c.req.json();

@@ -4,7 +4,7 @@
  * (`client/questions.ts`), so every door says the same about finished runs and refused answers
  * (the run's validator's own reason).
  */
-import { TEMPORAL_LIMITS } from '../../shared/temporal-limits';
+import { waitingCallFilter, waitingCallIds } from './waiting-calls';
 import type { Client } from '@temporalio/client';
 import type { Context, Hono } from 'hono';
 import { z } from 'zod';
@@ -52,25 +52,15 @@ function failed(c: Context, err: unknown) {
  */
 export function registerQuestionRoutes(app: Hono, client: Client): void {
   app.get('/api/questions', async (c) => {
-    const run = c.req.query('run');
-    const user = c.req.query('user');
+    const f = waitingCallFilter(c);
+    if (!f.ok) return f.res;
     const kind = c.req.query('kind');
-    if (
-      (run !== undefined && (!run || run.length > TEMPORAL_LIMITS.idBytes)) ||
-      (user !== undefined && !user)
-    ) {
-      return c.json(
-        { error: `run and user must be non-empty (run at most ${TEMPORAL_LIMITS.idBytes} characters)` },
-        400,
-      );
-    }
     if (kind !== undefined && kind !== 'question' && kind !== 'client_tool') {
       return c.json({ error: 'kind must be "question" or "client_tool"' }, 400);
     }
     try {
       const questions = await listQuestions(client, {
-        ...(run ? { workflowId: run } : {}),
-        ...(user ? { user } : {}),
+        ...f.filter,
         ...(kind ? { kind } : {}),
       });
       return c.json({ questions });
@@ -80,11 +70,9 @@ export function registerQuestionRoutes(app: Hono, client: Client): void {
   });
 
   app.post('/api/questions/:run/:id', async (c) => {
-    const run = c.req.param('run');
-    const toolCallId = c.req.param('id');
-    if (run.length > TEMPORAL_LIMITS.idBytes || toolCallId.length > TEMPORAL_LIMITS.idBytes) {
-      return c.json({ error: `ids must be at most ${TEMPORAL_LIMITS.idBytes} characters` }, 400);
-    }
+    const ids = waitingCallIds(c);
+    if (!ids.ok) return ids.res;
+    const { run, toolCallId } = ids;
     let body: unknown;
     try {
       body = await c.req.json();

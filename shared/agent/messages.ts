@@ -26,6 +26,26 @@ export const approveToolCallUpdate = defineUpdate<
   [ApprovalDecision]
 >('approveToolCall');
 
+/** Longest reason a decision may carry. */
+export const MAX_DECISION_REASON_CHARS = 2000;
+
+/**
+ * What is wrong with the shape of an {@link approveToolCallUpdate} decision, or null: what every
+ * workflow that takes the update checks in its validator first, in the same words.
+ */
+export function approvalDecisionShapeProblem(decision: ApprovalDecision | undefined): string | null {
+  if (typeof decision?.toolCallId !== 'string' || typeof decision.approve !== 'boolean') {
+    return 'Give { toolCallId: string, approve: boolean, reason?: string }';
+  }
+  if (
+    decision.reason !== undefined &&
+    (typeof decision.reason !== 'string' || decision.reason.length > MAX_DECISION_REASON_CHARS)
+  ) {
+    return 'reason must be a string of at most 2,000 characters';
+  }
+  return null;
+}
+
 /**
  * Update: answer a question (`ask_user`) or submit a client-side tool's result. The validator checks
  * the answer against the call's schema before it enters history; a refusal says why.

@@ -1,7 +1,7 @@
 import { condition, setHandler, workflowInfo } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time';
 import type { Duration } from '@temporalio/common';
-import { approveToolCallUpdate } from '../../shared/agent';
+import { approvalDecisionShapeProblem, approveToolCallUpdate } from '../../shared/agent/messages';
 import type {
   AgentEvent,
   ApprovalDecision,
@@ -90,15 +90,8 @@ export class ApprovalGate {
       },
       {
         validator: (decision: ApprovalDecision) => {
-          if (typeof decision?.toolCallId !== 'string' || typeof decision.approve !== 'boolean') {
-            throw new Error('Give { toolCallId: string, approve: boolean, reason?: string }');
-          }
-          if (
-            decision.reason !== undefined &&
-            (typeof decision.reason !== 'string' || decision.reason.length > 2000)
-          ) {
-            throw new Error('reason must be a string of at most 2,000 characters');
-          }
+          const shape = approvalDecisionShapeProblem(decision);
+          if (shape) throw new Error(shape);
           const wait = this.approvals.get(decision.toolCallId);
           if (!wait) {
             const waiting = [...this.approvals.keys()];

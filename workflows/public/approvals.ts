@@ -7,7 +7,7 @@
 import type { Duration } from '@temporalio/common';
 import { ApplicationFailure, condition, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { ApprovalDecision } from '../../shared/agent';
-import { approveToolCallUpdate } from '../../shared/agent/messages';
+import { approvalDecisionShapeProblem, approveToolCallUpdate } from '../../shared/agent/messages';
 import { NotificationPriority } from '../../shared/notifications/schema';
 import { notifyInbox } from './notify';
 
@@ -52,15 +52,8 @@ export class ApprovalRequests {
       },
       {
         validator: (decision: ApprovalDecision) => {
-          if (typeof decision?.toolCallId !== 'string' || typeof decision.approve !== 'boolean') {
-            throw new Error('Give { toolCallId: string, approve: boolean, reason?: string }');
-          }
-          if (
-            decision.reason !== undefined &&
-            (typeof decision.reason !== 'string' || decision.reason.length > 2000)
-          ) {
-            throw new Error('reason must be a string of at most 2,000 characters');
-          }
+          const shape = approvalDecisionShapeProblem(decision);
+          if (shape) throw new Error(shape);
           const entry = this.waiting.get(decision.toolCallId);
           if (!entry) {
             const keys = [...this.waiting.keys()];
